@@ -1,0 +1,36 @@
+#pragma once
+// The communication library model: NCCL-like ring collectives and point-to-point sends
+// decomposed into flows on the cluster's routes, each with its closed-form α–β time.
+//
+// A ring collective is modelled as NCCL runs it in steady state: the buffer is cut into
+// chunks that circulate, so all n ring edges are busy at once. It becomes n concurrent
+// flows (rank i → rank i+1) each carrying factor·S bytes, factor = 2(n−1)/n for
+// all-reduce and (n−1)/n for reduce-scatter / all-gather (S = the whole buffer), plus
+// nsteps·α latency (nsteps = 2(n−1) or n−1). On an uncontended ring this is exactly the
+// closed form. When a group has k > 1 GPUs in each of several nodes, NCCL runs k rings
+// (channels) that leave each node through different NICs; we do the same, each ring
+// carrying S/k.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "hardware/cluster.hpp"
+#include "sim/plan.hpp"
+
+namespace trainsim::hardware {
+
+enum class Collective : std::uint8_t { ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER, SEND_RECV };
+const char* to_string(Collective c);
+
+// Flow pattern of `c` over `ranks` (global GPU indices in ring order; for SEND_RECV
+// exactly {src, dst}). Flows carry bytes_per_unit × S where S is the instance's bytes.
+sim::CommPattern ring_pattern(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks);
+
+// Closed-form ring time: steps·α + factor·S/β (formulas.md).
+double ring_closed_form_seconds(Collective c, std::int64_t n, double bytes, double alpha_s, double beta_bytes_per_s);
+
+// Closed-form time of `c` over `ranks` on this cluster: the α of the slowest ring edge and
+// the β of the ring's bottleneck link, given the rings that run in parallel.
+double closed_form_seconds(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks, double bytes);
+
+}  // namespace trainsim::hardware

@@ -1,0 +1,37 @@
+#pragma once
+// Op time on a device: a roofline of FLOPs and bytes with the profile's achieved
+// efficiencies, plus the profile's per-kernel overhead.
+#include <cstdint>
+
+#include "hardware/profile.pb.h"
+#include "sim/time.hpp"
+
+namespace trainsim::hardware {
+
+enum class Dtype : std::uint8_t { BF16, FP16, FP8, TF32, FP32 };
+enum class KernelClass : std::uint8_t { GEMM, BATCHED_GEMM, MEMORY };
+
+struct Kernel {
+  KernelClass cls = KernelClass::MEMORY;
+  Dtype dtype = Dtype::BF16;
+  double flops = 0;
+  double bytes = 0;            // HBM traffic
+  std::int64_t batch = 1;      // GEMM batch (heads); flops are the total over the batch
+  std::int64_t kernels = 1;    // launches this op costs
+};
+
+class CostModel {
+ public:
+  explicit CostModel(GpuProfile profile);
+  double peak_flops(Dtype dtype) const;
+  // Achieved FLOP/s for this kernel's compute part.
+  double achieved_flops(const Kernel& kernel) const;
+  double seconds(const Kernel& kernel) const;
+  sim::Time time(const Kernel& kernel) const { return sim::Time::from_seconds(seconds(kernel)); }
+  const GpuProfile& profile() const { return profile_; }
+
+ private:
+  GpuProfile profile_;
+};
+
+}  // namespace trainsim::hardware

@@ -1,0 +1,48 @@
+#pragma once
+// Model description: the shape of a transformer and the layers of ops it produces.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/op.hpp"
+
+namespace trainsim::models {
+
+enum class Family : std::uint8_t { GPT, LLAMA };
+
+struct ModelConfig {
+  std::string name;
+  Family family = Family::GPT;
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;      // GQA; equals heads for multi-head attention
+  std::int64_t ffn_hidden = 0;    // MLP inner size (4·hidden for GPT)
+  std::int64_t vocab = 0;         // padded vocabulary
+  std::int64_t max_positions = 0; // learned position table size (GPT); 0 with RoPE
+  bool tied_embedding = true;
+};
+
+// How one replica's slice of work is shaped: micro-batch b, sequence s, tensor degree t.
+struct ShardSpec {
+  std::int64_t micro_batch = 1;
+  std::int64_t sequence = 0;
+  std::int64_t tensor = 1;
+  bool sequence_parallel = false;
+  int bytes_per_element = 2;  // 16-bit activations and weights
+};
+
+// One transformer layer, sharded per `shard`.
+Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard);
+// Token + position embedding (vocabulary-parallel over the tensor group), with dropout.
+Layer embedding_layer(const ModelConfig& model, const ShardSpec& shard);
+// Final norm, output projection to the vocabulary (tied or not) and cross-entropy.
+Layer head_layer(const ModelConfig& model, const ShardSpec& shard);
+
+// Unsharded parameter count of the whole model (embedding, layers, final norm, head).
+std::int64_t total_params(const ModelConfig& model);
+// Forward + backward FLOPs of one iteration over `global_batch` sequences without
+// recomputation (the "model FLOPs" of MFU), summed from the ops.
+double model_flops_per_iteration(const ModelConfig& model, std::int64_t global_batch, std::int64_t sequence);
+
+}  // namespace trainsim::models

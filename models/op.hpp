@@ -1,0 +1,55 @@
+#pragma once
+// An Op is one kernel-level operation of a layer, already sharded for the tensor-parallel
+// degree it was built with. Everything is a function of (micro-batch, sequence, parallel
+// degrees), never of hardware.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainsim::models {
+
+enum class ComputeClass : std::uint8_t {
+  GEMM,          // dense matrix multiply (weights × activations)
+  BATCHED_GEMM,  // attention-core matmuls (QKᵀ, scores × V): small k, many heads
+  ELEMENTWISE,   // memory-bound: norms, activations, softmax, dropout, residual adds
+};
+
+// Where a Megatron tensor-parallel region begins or ends around this op. ENTER is the
+// "f" operator before a column-parallel GEMM (identity forward, all-reduce backward;
+// with sequence parallelism all-gather forward, reduce-scatter backward). EXIT is the
+// "g" operator after a row-parallel GEMM (all-reduce forward, identity backward; with
+// sequence parallelism reduce-scatter forward, all-gather backward).
+enum class TpBoundary : std::uint8_t { NONE, ENTER, EXIT };
+
+struct GemmDims {
+  std::int64_t batch = 1;  // independent GEMMs of the same shape (heads × micro-batch)
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
+struct Op {
+  std::string name;
+  ComputeClass cls = ComputeClass::ELEMENTWISE;
+  double fwd_flops = 0;
+  double bwd_input_flops = 0;   // gradient w.r.t. the op's input
+  double bwd_weight_flops = 0;  // gradient w.r.t. its weights (zero-bubble schedules split these)
+  double fwd_bytes = 0;         // HBM bytes read + written in forward
+  double bwd_bytes = 0;         // HBM bytes read + written in backward
+  double activation_bytes = 0;  // saved in forward for backward (Korthikanti's accounting)
+  std::int64_t params = 0;      // parameters held by this shard
+  GemmDims gemm;                // for GEMM and BATCHED_GEMM
+  bool selective_recompute = false;  // part of the attention core that selective recompute redoes
+  TpBoundary tp_boundary = TpBoundary::NONE;
+  double tp_comm_bytes = 0;     // full (unsharded-sequence) tensor that the boundary communicates
+};
+
+struct Layer {
+  std::string name;  // "transformer", "embedding", "head"
+  std::vector<Op> ops;
+
+  double fwd_flops() const;
+  double bwd_flops() const;  // input + weight gradients
+  double activation_bytes() const;
+  std::int64_t params() const;
+};
+
+}  // namespace trainsim::models

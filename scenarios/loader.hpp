@@ -1,0 +1,43 @@
+#pragma once
+// Loading a scenario file: parse (text format or JSON), resolve presets, validate every
+// rule, and turn it into the specs the lower layers take. Errors are collected, not
+// stopped at the first, and each names file:line:column (JSON: file and field path),
+// the field, and what would be valid.
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "hardware/cluster.hpp"
+#include "hardware/profile.pb.h"
+#include "scenarios/scenario.pb.h"
+#include "strategies/spec.hpp"
+
+namespace trainsim::scenarios {
+
+struct Diagnostic {
+  std::string file;
+  int line = 0;    // 1-based; 0 when unknown (JSON, or a field that was not written)
+  int column = 0;  // 1-based; 0 when unknown
+  std::string field;  // dotted path, e.g. "parallel.tensor"
+  std::string message;
+  // "file:line:col: error: field: message" (line/col left out when unknown)
+  std::string str() const;
+};
+
+struct LoadedScenario {
+  std::string file;
+  Scenario proto;  // as written, presets not yet applied
+  strategies::TrainingSpec training;
+  hardware::ClusterSpec cluster;
+  hardware::GpuProfile gpu;
+  std::vector<std::string> notes;  // defaults that were applied, e.g. "parallel.data derived as 16"
+};
+
+using LoadResult = std::variant<LoadedScenario, std::vector<Diagnostic>>;
+
+// Reads `path`; the format follows the extension (.textproto/.txtpb/.pbtxt or .json).
+[[nodiscard]] LoadResult load_file(const std::string& path);
+// Parses `text` as if read from `file` (the extension picks the format).
+[[nodiscard]] LoadResult load_text(const std::string& text, const std::string& file);
+
+}  // namespace trainsim::scenarios

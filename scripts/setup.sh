@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs every Debian package trainsim needs. Idempotent and non-interactive:
+# packages already present are skipped, so a second run does no network work.
+set -euo pipefail
+packages=(
+  cmake g++ ninja-build
+  protobuf-compiler libprotobuf-dev
+  libboost-dev libboost-graph-dev
+  libfmt-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+echo "setup: installing ${missing[*]}"
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"

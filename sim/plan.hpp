@@ -1,0 +1,138 @@
+#pragma once
+// The Plan: the flat task graph that the engine executes. It knows devices, streams,
+// links and byte counts, never what a layer, a GPU model or NVLink is. Stored as a
+// struct of arrays with 32-bit indices and CSR successor lists, so that a plan of tens
+// of millions of tasks stays compact.
+//
+// Execution rules (sim/simulate.cpp implements them):
+//  * every task runs on one (device, stream); a stream is a FIFO in task-insertion order;
+//    a task starts when it is at the head of its stream and all predecessors are done;
+//  * a COMPUTE task lasts `duration`;
+//  * a COMM task is one participant of a communication instance (plan.comms). The
+//    instance starts when every participant task is at the head of its stream with its
+//    predecessors done (a rendezvous, as NCCL collectives behave); then either it lasts
+//    the instance's fixed duration, or its flows (from its pattern, scaled by its bytes)
+//    are started on the network and it ends when the last flow finishes plus the
+//    pattern's latency. All participants end together.
+//  * memory: a task adds `alloc_bytes` to its device's `mem_class` when it starts and
+//    removes `free_bytes` from it when it ends.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace trainsim::sim {
+
+using TaskId = std::uint32_t;
+inline constexpr std::uint32_t NONE = 0xffffffffu;
+
+enum class TaskKind : std::uint8_t { COMPUTE, COMM };
+
+// A flow of a communication pattern: it crosses `links` (indices into the network's
+// link table) and carries bytes_per_unit × (the instance's bytes).
+struct FlowTemplate {
+  std::uint32_t route_begin = 0;  // into CommPattern::route_links
+  std::uint32_t route_end = 0;
+  double bytes_per_unit = 0.0;
+};
+
+// How one communication decomposes onto links, independent of its size. Built by the
+// hardware layer's collective algorithms; shared by every instance with the same group
+// and algorithm.
+struct CommPattern {
+  std::string name;                         // e.g. "ring-allreduce[8]", for traces
+  std::vector<FlowTemplate> flows;
+  std::vector<std::uint32_t> route_links;
+  Time latency;                             // added after the last flow ends
+};
+
+struct CommInstance {
+  std::uint32_t pattern = NONE;  // NONE: the instance lasts `fixed_duration`
+  double bytes = 0.0;
+  Time fixed_duration;
+  std::uint32_t participants = 0;  // number of COMM tasks that rendezvous on it
+};
+
+// The network the flows run on: directed links with a capacity (bytes/s).
+struct NetworkSpec {
+  std::vector<double> capacity_bytes_per_s;
+};
+
+struct Plan {
+  std::uint32_t num_devices = 0;
+  std::uint32_t streams_per_device = 2;
+
+  // Names for the small integers the engine carries but never interprets.
+  std::vector<std::string> category_names;   // what a task's time counts as (compute, tp-comm …)
+  std::vector<std::string> mem_class_names;  // weights, gradients, activations …
+  std::vector<std::string> label_names;      // task labels for traces ("fwd", "bwd" …)
+
+  // Per task.
+  std::vector<TaskKind> kind;
+  std::vector<std::uint32_t> device;
+  std::vector<std::uint8_t> stream;
+  std::vector<std::uint8_t> category;
+  std::vector<std::uint16_t> label;
+  std::vector<std::int32_t> micro_batch;  // -1 where not applicable
+  std::vector<Time> duration;             // COMPUTE only
+  std::vector<std::uint32_t> comm;        // COMM only: index into comms
+  std::vector<std::uint8_t> mem_class;
+  std::vector<std::int64_t> alloc_bytes;  // at start
+  std::vector<std::int64_t> free_bytes;   // at end
+
+  // CSR successors: succ[succ_offset[t] .. succ_offset[t+1]).
+  std::vector<std::uint32_t> succ_offset;
+  std::vector<TaskId> succ;
+
+  std::vector<CommInstance> comms;
+  std::vector<CommPattern> patterns;
+
+  // Memory held before the first task (weights, gradients, optimizer states):
+  // initial_memory[device * mem_class_names.size() + class].
+  std::vector<std::int64_t> initial_memory;
+
+  std::size_t size() const { return kind.size(); }
+  std::span<const TaskId> successors(TaskId t) const {
+    return {succ.data() + succ_offset[t], succ.data() + succ_offset[t + 1]};
+  }
+};
+
+// Builds a Plan: tasks are appended in stream order, edges are collected as pairs and
+// turned into CSR by finish().
+class PlanBuilder {
+ public:
+  PlanBuilder(std::uint32_t num_devices, std::uint32_t streams_per_device,
+              std::vector<std::string> category_names, std::vector<std::string> mem_class_names);
+
+  std::uint16_t label(const std::string& name);  // interned
+  std::uint32_t add_pattern(CommPattern pattern);
+  std::uint32_t add_comm(CommInstance instance);
+
+  struct TaskSpec {
+    std::uint32_t device = 0;
+    std::uint8_t stream = 0;
+    std::uint8_t category = 0;
+    std::uint16_t label = 0;
+    std::int32_t micro_batch = -1;
+    std::uint8_t mem_class = 0;
+    std::int64_t alloc_bytes = 0;
+    std::int64_t free_bytes = 0;
+  };
+  TaskId add_compute(const TaskSpec& spec, Time duration);
+  TaskId add_comm_task(const TaskSpec& spec, std::uint32_t comm);
+  void add_edge(TaskId from, TaskId to);
+  void set_initial_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t bytes);
+
+  // Validates (edge ends in range, every comm has as many tasks as participants, no task
+  // depends on itself) and returns the plan. Throws std::logic_error naming the problem.
+  Plan finish() &&;
+
+ private:
+  TaskId add_task(const TaskSpec& spec, TaskKind k);
+  Plan plan_;
+  std::vector<std::pair<TaskId, TaskId>> edges_;
+};
+
+}  // namespace trainsim::sim

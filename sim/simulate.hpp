@@ -1,0 +1,39 @@
+#pragma once
+// sim::simulate: runs a Plan to completion on a network and returns what happened.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/plan.hpp"
+#include "sim/time.hpp"
+
+namespace trainsim::sim {
+
+struct DeviceMemory {
+  std::int64_t peak_bytes = 0;
+  Time peak_time;
+  std::vector<std::int64_t> at_peak;  // per memory class, at the first moment of the peak
+  // Memory curve: (time, total bytes) after each change, in time order. Only kept when
+  // SimulateOptions::record_memory_curve is set (traces want it, sweeps do not).
+  std::vector<std::pair<Time, std::int64_t>> curve;
+};
+
+struct Timeline {
+  std::vector<Time> ready;  // per task: at its stream head with predecessors done
+  std::vector<Time> start;  // per task: began executing (for COMM, when the rendezvous completed)
+  std::vector<Time> end;
+  std::vector<DeviceMemory> memory;  // per device
+  Time makespan;                     // last task end
+  std::uint64_t events = 0;          // engine events processed (for benchmarks)
+  std::uint64_t flows = 0;           // network flows started
+};
+
+struct SimulateOptions {
+  bool record_memory_curve = false;
+};
+
+// Throws std::runtime_error when the plan deadlocks (tasks left that can never start),
+// naming the simulated time and a few stuck tasks.
+Timeline simulate(const Plan& plan, const NetworkSpec& network, const SimulateOptions& options = {});
+
+}  // namespace trainsim::sim

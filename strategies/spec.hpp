@@ -1,0 +1,40 @@
+#pragma once
+// What the strategies need to know about a run, independent of how it was written down
+// (scenarios/ turns a scenario file into this; validate/ turns a table row into it).
+#include <cstdint>
+#include <string>
+
+#include "hardware/cost_model.hpp"
+#include "models/model.hpp"
+
+namespace trainsim::strategies {
+
+struct Layout {
+  std::int64_t tensor = 1;
+  std::int64_t pipeline = 1;
+  std::int64_t data = 1;
+  bool sequence_parallel = false;
+  std::int64_t virtual_stages = 1;
+  std::int64_t gpus() const { return tensor * pipeline * data; }
+};
+
+enum class Recompute : std::uint8_t { NONE, SELECTIVE, FULL };
+
+struct TrainingSpec {
+  models::ModelConfig model;
+  std::int64_t sequence = 2048;
+  std::int64_t global_batch = 1;
+  std::int64_t micro_batch = 1;
+  hardware::Dtype dtype = hardware::Dtype::BF16;
+  Layout layout;
+  std::string pipeline_schedule = "1f1b";
+  std::int64_t zero_stage = 0;
+  Recompute recompute = Recompute::NONE;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  bool overlap_tp_comm = false;
+
+  std::int64_t micro_batches() const { return global_batch / (micro_batch * layout.data); }
+};
+
+}  // namespace trainsim::strategies
