@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/time.hpp"
@@ -133,6 +134,7 @@ class PlanBuilder {
   TaskId add_task(const TaskSpec& spec, TaskKind k);
   Plan plan_;
   std::vector<std::pair<TaskId, TaskId>> edges_;
+  std::unordered_map<std::string, std::uint16_t> label_index_;
 };
 
 }  // namespace trainsim::sim

@@ -19,6 +19,7 @@ struct Layout {
 };
 
 enum class Recompute : std::uint8_t { NONE, SELECTIVE, FULL };
+enum class Optimizer : std::uint8_t { ADAM, SGD };
 
 struct TrainingSpec {
   models::ModelConfig model;
@@ -26,6 +27,7 @@ struct TrainingSpec {
   std::int64_t global_batch = 1;
   std::int64_t micro_batch = 1;
   hardware::Dtype dtype = hardware::Dtype::BF16;
+  Optimizer optimizer = Optimizer::ADAM;
   Layout layout;
   std::string pipeline_schedule = "1f1b";
   std::int64_t zero_stage = 0;

@@ -1,0 +1,36 @@
+// trainsim: predicts what a training run on a GPU cluster would do.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cli/run_command.hpp"
+#include "strategies/registry.hpp"
+
+int main(int argc, char** argv) {
+  using namespace trainsim;
+  CLI::App app{"trainsim: a discrete-event simulator of large-scale neural-network training clusters"};
+  app.require_subcommand(1);
+
+  cli::RunOptions run;
+  std::string fidelity = "full";
+  auto* run_cmd = app.add_subcommand("run", "simulate one training iteration of a scenario and print the report");
+  run_cmd->add_option("scenario", run.scenario_path, "scenario file (.textproto or .json)")->required();
+  run_cmd->add_option("--json", run.json_path, "also write the report as JSON to this file");
+  run_cmd->add_option("--fidelity", fidelity, "full: every rank and flow; fast: one rank per stage, closed-form collectives")
+      ->check(CLI::IsMember({"full", "fast"}));
+
+  auto* passes_cmd = app.add_subcommand("passes", "list the registered strategy passes");
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*run_cmd) {
+    run.fidelity = fidelity == "fast" ? strategies::Fidelity::FAST : strategies::Fidelity::FULL;
+    return cli::run_command(run, std::cout, std::cerr);
+  }
+  if (*passes_cmd) {
+    for (const auto& p : strategies::all_passes())
+      std::cout << p.name << "\t" << strategies::to_string(p.kind) << "\t" << p.description << "\n";
+    return 0;
+  }
+  return 0;
+}

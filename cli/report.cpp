@@ -1,0 +1,141 @@
+#include "cli/report.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace trainsim::cli {
+
+namespace {
+
+constexpr double GIB = 1024.0 * 1024.0 * 1024.0;
+
+const char* family_name(models::Family f) { return f == models::Family::GPT ? "gpt" : "llama"; }
+
+const char* dtype_name(hardware::Dtype d) {
+  switch (d) {
+    case hardware::Dtype::BF16: return "bf16";
+    case hardware::Dtype::FP16: return "fp16";
+    case hardware::Dtype::FP8: return "fp8";
+    case hardware::Dtype::TF32: return "tf32";
+    case hardware::Dtype::FP32: return "fp32";
+  }
+  return "?";
+}
+
+struct Row {
+  const char* name;
+  double seconds;
+};
+
+std::vector<Row> time_rows(const strategies::TimeBreakdown& t) {
+  return {{"compute", t.compute_s},           {"recompute", t.recompute_s},
+          {"optimizer step", t.optimizer_s},  {"exposed tensor-parallel comm", t.exposed_tp_s},
+          {"exposed data-parallel comm", t.exposed_dp_s}, {"exposed pipeline comm", t.exposed_pp_s},
+          {"pipeline bubble / idle", t.bubble_s}};
+}
+
+}  // namespace
+
+std::string report_text(const scenarios::LoadedScenario& s, const strategies::RunReport& r) {
+  const auto& spec = s.training;
+  const auto& m = spec.model;
+  const auto& l = spec.layout;
+  std::string o;
+  o += fmt::format("trainsim report: {}\n\n", s.file);
+  o += fmt::format("model     {} ({}): {} layers, hidden {}, {} heads, ffn {}, vocab {}, {:.2f} B parameters\n",
+                   m.name, family_name(m.family), m.layers, m.hidden, m.heads, m.ffn_hidden, m.vocab,
+                   static_cast<double>(models::total_params(m)) / 1e9);
+  o += fmt::format("cluster   {} nodes × {} {} = {} GPUs; fabric {} Gb/s per GPU, oversubscription {}\n",
+                   s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.gpu, r.gpus, s.cluster.nic_gbps,
+                   s.cluster.oversubscription);
+  o += fmt::format("layout    tensor {} × pipeline {} × data {}{}; sequence {}, micro-batch {}, global batch {} "
+                   "({} micro-batches per pipeline); {}\n",
+                   l.tensor, l.pipeline, l.data, l.sequence_parallel ? " (sequence parallel)" : "", spec.sequence,
+                   spec.micro_batch, spec.global_batch, r.micro_batches, dtype_name(spec.dtype));
+  o += fmt::format("passes    {}\n", r.pipeline);
+  o += fmt::format("fidelity  {} ({} tasks, {} events, {} flows)\n\n", r.fidelity, r.tasks, r.events, r.flows);
+
+  o += "Iteration\n";
+  o += fmt::format("  time                {:>12.4f} s\n", r.iteration_s);
+  o += fmt::format("  throughput          {:>12.0f} tokens/s   {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
+  o += fmt::format("  model TFLOP/s/GPU   {:>12.1f}            MFU {:.1f}% of {:.0f} TFLOP/s ({})\n\n",
+                   r.model_tflops_per_gpu, 100 * r.mfu, r.peak_flops_per_gpu / 1e12, dtype_name(spec.dtype));
+
+  o += fmt::format("Time breakdown (rank {}, the GPU that finishes last)\n", r.time.rank);
+  for (const auto& row : time_rows(r.time))
+    o += fmt::format("  {:<30}{:>10.4f} s {:>6.1f}%\n", row.name, row.seconds, 100 * row.seconds / r.iteration_s);
+  o += '\n';
+
+  o += fmt::format("Memory at peak (rank {}, the most loaded GPU)\n", r.memory.rank);
+  for (int c = 0; c < static_cast<int>(strategies::MemClass::COUNT); ++c)
+    o += fmt::format("  {:<30}{:>10.2f} GiB\n", strategies::to_string(static_cast<strategies::MemClass>(c)),
+                     r.memory.at_peak[static_cast<std::size_t>(c)] / GIB);
+  o += fmt::format("  {:<30}{:>10.2f} GiB of {:.2f} GiB: {}\n", "peak", r.memory.peak_bytes / GIB,
+                   r.memory.capacity_bytes / GIB, r.memory.out_of_memory ? "OUT OF MEMORY" : "fits");
+  if (!s.notes.empty()) {
+    o += "\nDefaults applied\n";
+    for (const auto& n : s.notes) o += "  " + n + '\n';
+  }
+  return o;
+}
+
+std::string report_json(const scenarios::LoadedScenario& s, const strategies::RunReport& r) {
+  using nlohmann::ordered_json;
+  const auto& spec = s.training;
+  ordered_json j;
+  j["schema_version"] = REPORT_SCHEMA_VERSION;
+  j["scenario"] = s.file;
+  j["model"] = {{"name", spec.model.name},
+                {"family", family_name(spec.model.family)},
+                {"layers", spec.model.layers},
+                {"hidden", spec.model.hidden},
+                {"heads", spec.model.heads},
+                {"ffn_hidden", spec.model.ffn_hidden},
+                {"vocab", spec.model.vocab},
+                {"parameters", models::total_params(spec.model)}};
+  j["cluster"] = {{"gpu", s.cluster.gpu},
+                  {"nodes", s.cluster.nodes},
+                  {"gpus_per_node", s.cluster.gpus_per_node},
+                  {"nic_gbps", s.cluster.nic_gbps},
+                  {"oversubscription", s.cluster.oversubscription}};
+  j["layout"] = {{"tensor", spec.layout.tensor},
+                 {"pipeline", spec.layout.pipeline},
+                 {"data", spec.layout.data},
+                 {"sequence_parallel", spec.layout.sequence_parallel},
+                 {"sequence", spec.sequence},
+                 {"micro_batch", spec.micro_batch},
+                 {"global_batch", spec.global_batch},
+                 {"micro_batches_per_pipeline", r.micro_batches},
+                 {"precision", dtype_name(spec.dtype)}};
+  j["passes"] = r.pipeline;
+  j["fidelity"] = r.fidelity;
+  j["engine"] = {{"tasks", r.tasks}, {"events", r.events}, {"flows", r.flows}};
+  j["iteration"] = {{"time_s", r.iteration_s},
+                    {"tokens_per_s", r.tokens_per_s},
+                    {"samples_per_s", r.samples_per_s},
+                    {"model_flops", r.model_flops},
+                    {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+                    {"mfu", r.mfu},
+                    {"peak_flops_per_gpu", r.peak_flops_per_gpu}};
+  ordered_json t = {{"rank", r.time.rank}};
+  t["compute_s"] = r.time.compute_s;
+  t["recompute_s"] = r.time.recompute_s;
+  t["optimizer_s"] = r.time.optimizer_s;
+  t["exposed_comm_s"] = {{"tensor_parallel", r.time.exposed_tp_s},
+                         {"data_parallel", r.time.exposed_dp_s},
+                         {"pipeline", r.time.exposed_pp_s}};
+  t["bubble_s"] = r.time.bubble_s;
+  j["time_breakdown"] = t;
+  ordered_json mem = {{"rank", r.memory.rank}, {"peak_bytes", r.memory.peak_bytes}};
+  ordered_json by_class;
+  for (int c = 0; c < static_cast<int>(strategies::MemClass::COUNT); ++c)
+    by_class[strategies::to_string(static_cast<strategies::MemClass>(c))] = r.memory.at_peak[static_cast<std::size_t>(c)];
+  mem["at_peak_bytes"] = by_class;
+  mem["capacity_bytes"] = r.memory.capacity_bytes;
+  mem["out_of_memory"] = r.memory.out_of_memory;
+  j["memory"] = mem;
+  j["defaults_applied"] = s.notes;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,324 @@
+// Dense decoder-only transformers (GPT, and Llama-style GQA/SwiGLU/RMSNorm), sharded the
+// Megatron way: QKV and fc1 column-parallel, proj and fc2 row-parallel, heads split over
+// the tensor group, vocabulary-parallel embedding and logits.
+//
+// Activation bytes follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in
+// Large Transformer Models", §4), attributed to the op whose backward needs the tensor:
+//   ln1          input 2sbh                 (replicated over t; /t with sequence parallelism)
+//   qkv          input 2sbh (rep) + Q,K,V 6sbh/t that the attention core keeps
+//   attn_scores  0 (Q, K counted on qkv)                     selective
+//   softmax      output 2as²b/t                              selective
+//   attn_dropout mask as²b/t                                 selective
+//   attn_over_v  dropout output 2as²b/t (V counted on qkv)   selective
+//   proj         input 2sbh/t
+//   proj_dropout mask sbh (rep)
+//   ln2          input 2sbh (rep)
+//   fc1          input 2sbh (rep)
+//   gelu         input 2·s·b·ffn/t
+//   fc2          input 2·s·b·ffn/t
+//   mlp_dropout  mask sbh (rep)
+// which sums to s·b·h·(10 + 24/t + 5as/(ht)) for ffn = 4h, and s·b·h·(34/t + 5as/(ht))
+// with sequence parallelism.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "models/detail/shape.hpp"
+#include "models/model.hpp"
+#include "models/op.hpp"
+
+namespace trainsim::models {
+
+namespace detail {
+
+namespace {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument("models: " + message);
+}
+
+std::string field(const char* name, std::int64_t value) { return std::string(name) + "=" + std::to_string(value); }
+
+}  // namespace
+
+Shape make_shape(const ModelConfig& model, const ShardSpec& shard) {
+  const std::string where = model.name.empty() ? std::string("model") : "model '" + model.name + "'";
+  require(model.hidden > 0, where + ": " + field("hidden", model.hidden) + " must be positive");
+  require(model.heads > 0, where + ": " + field("heads", model.heads) + " must be positive");
+  require(model.ffn_hidden > 0, where + ": " + field("ffn_hidden", model.ffn_hidden) + " must be positive");
+  require(model.vocab > 0, where + ": " + field("vocab", model.vocab) + " must be positive");
+  require(model.kv_heads >= 0, where + ": " + field("kv_heads", model.kv_heads) + " must not be negative");
+  require(model.hidden % model.heads == 0,
+          where + ": " + field("heads", model.heads) + " does not divide " + field("hidden", model.hidden));
+  // kv_heads = 0 means "not grouped": multi-head attention.
+  const std::int64_t kv = model.kv_heads == 0 ? model.heads : model.kv_heads;
+  require(model.heads % kv == 0,
+          where + ": " + field("kv_heads", kv) + " does not divide " + field("heads", model.heads));
+  require(shard.micro_batch > 0, field("micro_batch", shard.micro_batch) + " must be positive");
+  require(shard.sequence > 0, field("sequence", shard.sequence) + " must be positive");
+  require(shard.tensor > 0, field("tensor", shard.tensor) + " must be positive");
+  require(shard.bytes_per_element > 0, field("bytes_per_element", shard.bytes_per_element) + " must be positive");
+  const std::int64_t t = shard.tensor;
+  require(model.heads % t == 0, field("tensor", t) + " does not divide " + field("heads", model.heads));
+  require(kv % t == 0, field("tensor", t) + " does not divide " + field("kv_heads", kv));
+  require(model.ffn_hidden % t == 0, field("tensor", t) + " does not divide " + field("ffn_hidden", model.ffn_hidden));
+  // Sequence parallelism splits the sequence dimension outside the tensor-parallel regions.
+  require(!shard.sequence_parallel || shard.sequence % t == 0,
+          field("tensor", t) + " does not divide " + field("sequence", shard.sequence) +
+              " (required with sequence_parallel)");
+
+  Shape x;
+  x.gpt = model.family == Family::GPT;
+  x.b = shard.micro_batch;
+  x.s = shard.sequence;
+  x.h = model.hidden;
+  x.heads = model.heads;
+  x.kv_heads = kv;
+  x.head_dim = model.hidden / model.heads;
+  x.ffn = model.ffn_hidden;
+  x.t = t;
+  x.heads_shard = model.heads / t;
+  x.kv_shard = kv / t;
+  x.ffn_shard = model.ffn_hidden / t;
+  x.vocab_shard = (model.vocab + t - 1) / t;
+  x.sp = shard.sequence_parallel;
+  x.e = static_cast<double>(shard.bytes_per_element);
+  return x;
+}
+
+Op make_gemm(std::string name, ComputeClass cls, const GemmDims& dims, std::int64_t params, double e) {
+  Op op;
+  op.name = std::move(name);
+  op.cls = cls;
+  op.gemm = dims;
+  const double batch = static_cast<double>(dims.batch);
+  const double m = static_cast<double>(dims.m);
+  const double n = static_cast<double>(dims.n);
+  const double k = static_cast<double>(dims.k);
+  op.fwd_flops = 2 * batch * m * n * k;
+  if (cls == ComputeClass::GEMM) {
+    op.bwd_input_flops = op.fwd_flops;
+    op.bwd_weight_flops = op.fwd_flops;
+  } else {
+    op.bwd_input_flops = 2 * op.fwd_flops;  // gradients w.r.t. both inputs, no weights
+  }
+  op.fwd_bytes = e * batch * (m * k + k * n + m * n);
+  op.bwd_bytes = 2 * op.fwd_bytes;
+  op.params = params;
+  return op;
+}
+
+Op make_elementwise(std::string name, double fwd_bytes, double bwd_bytes, double activation_bytes,
+                    std::int64_t params) {
+  Op op;
+  op.name = std::move(name);
+  op.cls = ComputeClass::ELEMENTWISE;
+  op.fwd_bytes = fwd_bytes;
+  op.bwd_bytes = bwd_bytes;
+  op.activation_bytes = activation_bytes;
+  op.params = params;
+  return op;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::make_elementwise;
+using detail::make_gemm;
+using detail::Shape;
+
+constexpr double MASK_BYTES = 1;      // dropout masks are bytes (Korthikanti)
+constexpr double TOKEN_ID_BYTES = 8;  // int64 token ids
+constexpr double FP32_BYTES = 4;      // cross-entropy keeps its softmax in fp32
+
+// A norm over `elems` elements of a [*, h] tensor; saves its input for backward.
+Op norm_op(std::string name, const Shape& x, double elems) {
+  const double p = static_cast<double>(x.norm_params());
+  // fwd: read x and γ(,β), write y. bwd: read dy, x, γ; write dx and dγ(,dβ).
+  return make_elementwise(std::move(name), x.e * (2 * elems + p), x.e * (3 * elems + 2 * p), x.e * elems,
+                          x.norm_params());
+}
+
+// The residual add after a row-parallel GEMM, fused with dropout for GPT (mask kept).
+Op residual_op(std::string name, const Shape& x) {
+  const double n = x.rep_elems();
+  // Backward accumulates the branch gradient into the residual stream's: read two, write one.
+  const double accumulate = 3 * x.e * n;
+  if (x.gpt) {
+    // fwd: read x, residual; write y and the mask. bwd: read dy, mask; write dx; accumulate.
+    return make_elementwise(std::move(name), n * (3 * x.e + MASK_BYTES), n * (2 * x.e + MASK_BYTES) + accumulate,
+                            MASK_BYTES * n, 0);
+  }
+  return make_elementwise(std::move(name), 3 * x.e * n, accumulate, 0, 0);
+}
+
+Op with_boundary(Op op, TpBoundary boundary, const Shape& x) {
+  op.tp_boundary = boundary;
+  // The full [b, s, h] activation: what the all-reduce moves, or what the all-gather /
+  // reduce-scatter assembles with sequence parallelism.
+  op.tp_comm_bytes = x.e * x.full_elems();
+  return op;
+}
+
+}  // namespace
+
+Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
+  const Shape x = detail::make_shape(model, shard);
+  const std::int64_t tokens = x.b * x.s;  // GEMM rows: TP regions always see the full sequence
+  const double e = x.e;
+  const double rep = x.rep_elems();
+  // Columns of the fused QKV GEMM on one shard: its query heads plus its K and V groups.
+  const std::int64_t qkv_cols = (x.heads_shard + 2 * x.kv_shard) * x.head_dim;
+  const std::int64_t attn_cols = x.heads_shard * x.head_dim;  // h/t
+  const std::int64_t fc1_cols = x.gpt ? x.ffn_shard : 2 * x.ffn_shard;  // SwiGLU: gate and up
+  // One attention-score tensor per (sample, local head): b·(a/t)·s² elements.
+  const double scores = static_cast<double>(x.b * x.heads_shard) * static_cast<double>(x.s) *
+                        static_cast<double>(x.s);
+  const std::int64_t attn_batch = x.b * x.heads_shard;
+  const std::int64_t bias = x.gpt ? 1 : 0;
+
+  Layer layer;
+  layer.name = "transformer";
+  auto& ops = layer.ops;
+
+  ops.push_back(norm_op(x.gpt ? "ln1" : "attn_norm", x, rep));
+
+  {
+    Op qkv = make_gemm("qkv", ComputeClass::GEMM, {1, tokens, qkv_cols, x.h}, x.h * qkv_cols + bias * qkv_cols, e);
+    // Its input (replicated, or sequence-split with SP) and the Q, K, V the attention core keeps.
+    qkv.activation_bytes = e * rep + e * static_cast<double>(tokens * qkv_cols);
+    ops.push_back(with_boundary(std::move(qkv), TpBoundary::ENTER, x));
+  }
+
+  if (!x.gpt) {
+    // Rotary embedding of Q and K: linear, so backward needs only the cos/sin tables.
+    const double qk = static_cast<double>(tokens * (x.heads_shard + x.kv_shard) * x.head_dim);
+    ops.push_back(make_elementwise("rope", 2 * e * qk, 2 * e * qk, 0, 0));
+  }
+
+  {
+    Op op = make_gemm("attn_scores", ComputeClass::BATCHED_GEMM, {attn_batch, x.s, x.s, x.head_dim}, 0, e);
+    op.selective_recompute = true;
+    ops.push_back(std::move(op));
+  }
+  {
+    // fwd: read scores, write probabilities. bwd: read dP and P, write dS.
+    Op op = make_elementwise("softmax", 2 * e * scores, 3 * e * scores, e * scores, 0);
+    op.selective_recompute = true;
+    ops.push_back(std::move(op));
+  }
+  if (x.gpt) {
+    Op op = make_elementwise("attn_dropout", scores * (2 * e + MASK_BYTES), scores * (2 * e + MASK_BYTES),
+                             MASK_BYTES * scores, 0);
+    op.selective_recompute = true;
+    ops.push_back(std::move(op));
+  }
+  {
+    Op op = make_gemm("attn_over_v", ComputeClass::BATCHED_GEMM, {attn_batch, x.s, x.head_dim, x.s}, 0, e);
+    // GPT keeps the dropout output; without dropout its input is softmax's saved output.
+    op.activation_bytes = x.gpt ? e * scores : 0;
+    op.selective_recompute = true;
+    ops.push_back(std::move(op));
+  }
+  {
+    // Row-parallel: the bias is added after the reduction, so every shard holds all of it.
+    Op proj = make_gemm("proj", ComputeClass::GEMM, {1, tokens, x.h, attn_cols}, attn_cols * x.h + bias * x.h, e);
+    proj.activation_bytes = e * static_cast<double>(tokens * attn_cols);
+    ops.push_back(with_boundary(std::move(proj), TpBoundary::EXIT, x));
+  }
+  ops.push_back(residual_op(x.gpt ? "proj_dropout" : "attn_residual", x));
+
+  ops.push_back(norm_op(x.gpt ? "ln2" : "mlp_norm", x, rep));
+  {
+    Op fc1 = make_gemm("fc1", ComputeClass::GEMM, {1, tokens, fc1_cols, x.h}, x.h * fc1_cols + bias * fc1_cols, e);
+    fc1.activation_bytes = e * rep;
+    ops.push_back(with_boundary(std::move(fc1), TpBoundary::ENTER, x));
+  }
+  {
+    const double inner = static_cast<double>(tokens * x.ffn_shard);
+    if (x.gpt) {
+      // Bias-GeLU: fwd read x, write y; bwd read dy, x, write dx. Keeps its input.
+      ops.push_back(make_elementwise("gelu", 2 * e * inner, 3 * e * inner, e * inner, 0));
+    } else {
+      // SwiGLU on [gate, up] (2·ffn/t wide) → ffn/t: keeps both halves of its input.
+      ops.push_back(make_elementwise("swiglu", 3 * e * inner, 5 * e * inner, 2 * e * inner, 0));
+    }
+  }
+  {
+    Op fc2 = make_gemm("fc2", ComputeClass::GEMM, {1, tokens, x.h, x.ffn_shard}, x.ffn_shard * x.h + bias * x.h, e);
+    fc2.activation_bytes = e * static_cast<double>(tokens * x.ffn_shard);
+    ops.push_back(with_boundary(std::move(fc2), TpBoundary::EXIT, x));
+  }
+  ops.push_back(residual_op(x.gpt ? "mlp_dropout" : "mlp_residual", x));
+  return layer;
+}
+
+Layer embedding_layer(const ModelConfig& model, const ShardSpec& shard) {
+  const Shape x = detail::make_shape(model, shard);
+  const bool learned_positions = x.gpt && model.max_positions > 0;
+  if (learned_positions && shard.sequence > model.max_positions) {
+    throw std::invalid_argument("models: sequence=" + std::to_string(shard.sequence) + " exceeds max_positions=" +
+                                std::to_string(model.max_positions) + " of the learned position table");
+  }
+  const double e = x.e;
+  const double tokens = static_cast<double>(x.b * x.s);
+  const double full = x.full_elems();
+  const double rep = x.rep_elems();
+
+  Layer layer;
+  layer.name = "embedding";
+  {
+    // Vocabulary-parallel gather: each shard looks up the ids in its vocabulary range and
+    // zeroes the rest; the partial sums are reduced over the tensor group (EXIT).
+    // Backward scatter-adds dY into the table rows, so the token ids are kept
+    // (Korthikanti's first-stage extra 8·s·b).
+    Op op = make_elementwise("word_embedding", TOKEN_ID_BYTES * tokens + 2 * e * full,
+                             TOKEN_ID_BYTES * tokens + 2 * e * full, TOKEN_ID_BYTES * tokens,
+                             x.vocab_shard * x.h);
+    layer.ops.push_back(with_boundary(std::move(op), TpBoundary::EXIT, x));
+  }
+  if (learned_positions) {
+    // Replicated table; fwd: read x and the s rows, write y. bwd: read dy, write the rows' gradient.
+    const double rows = x.rep_tokens() / static_cast<double>(x.b) * static_cast<double>(x.h);
+    layer.ops.push_back(make_elementwise("position_embedding", e * (2 * rep + rows), e * (rep + rows), 0,
+                                         model.max_positions * x.h));
+  }
+  if (x.gpt) {
+    layer.ops.push_back(make_elementwise("embedding_dropout", rep * (2 * e + MASK_BYTES),
+                                         rep * (2 * e + MASK_BYTES), MASK_BYTES * rep, 0));
+  }
+  return layer;
+}
+
+Layer head_layer(const ModelConfig& model, const ShardSpec& shard) {
+  const Shape x = detail::make_shape(model, shard);
+  const double e = x.e;
+  const double rep = x.rep_elems();
+  const std::int64_t tokens = x.b * x.s;
+
+  Layer layer;
+  layer.name = "head";
+  layer.ops.push_back(norm_op("final_norm", x, rep));
+  {
+    // Column-parallel over the vocabulary. Tied: the weight is the word embedding's, held
+    // (and counted) by the embedding layer; its gradient is still computed here.
+    const std::int64_t params = model.tied_embedding ? 0 : x.vocab_shard * x.h;
+    Op logits = make_gemm("logits", ComputeClass::GEMM, {1, tokens, x.vocab_shard, x.h}, params, e);
+    // Its input: 2sbh, /t with sequence parallelism. With the final norm's input this is
+    // Korthikanti's 4sbh/t of "output layer + cross-entropy" (stated for SP).
+    logits.activation_bytes = e * rep;
+    layer.ops.push_back(with_boundary(std::move(logits), TpBoundary::ENTER, x));
+  }
+  {
+    // Vocabulary-parallel cross-entropy keeps the fp32 softmax for backward: 4·s·b·V/t.
+    // (Its three all-reduces of b·s scalars over the tensor group are too small to mark.)
+    const double logits = static_cast<double>(tokens * x.vocab_shard);
+    layer.ops.push_back(make_elementwise("cross_entropy", (e + FP32_BYTES) * logits, (FP32_BYTES + e) * logits,
+                                         FP32_BYTES * logits, 0));
+  }
+  return layer;
+}
+
+}  // namespace trainsim::models

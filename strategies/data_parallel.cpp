@@ -1,0 +1,49 @@
+// Data parallelism: each of the d replicas processes global_batch / d sequences as
+// micro-batches, then the gradients are all-reduced over the replicas before the
+// optimizer step (bytes = parameters × gradient bytes; formulas.md: 2Ψ of traffic).
+#include "strategies/detail/pass_functions.hpp"
+
+namespace trainsim::strategies::detail {
+
+std::string data_parallel(Program& program) {
+  if (is_scheduled(program)) return "must run before the schedule";
+  const TrainingSpec& spec = program.spec;
+  const std::int64_t d = spec.layout.data;
+  if (d < 1) return "data size must be positive";
+  if (spec.global_batch % (spec.micro_batch * d) != 0)
+    return "global_batch_size=" + std::to_string(spec.global_batch) + " is not divisible by micro_batch_size × data = " +
+           std::to_string(spec.micro_batch * d);
+  program.applied.data = d;
+  program.micro_batches = spec.global_batch / (spec.micro_batch * d);
+  const StateBytes sb = state_bytes_per_param(spec);
+  for (auto& role : program.roles) {
+    std::vector<Item> sync;
+    if (d > 1) {
+      Item ar;
+      ar.kind = Item::Kind::COLLECTIVE;
+      ar.collective = {Dim::DATA, hardware::Collective::ALL_REDUCE, static_cast<double>(role.params) * sb.gradients};
+      ar.category = Category::DP_COMM;
+      ar.stream = Stream::COMM;
+      ar.label = "dp-allreduce";
+      sync.push_back(ar);
+    }
+    // The copies of a tied embedding on the first and last stage sum their gradients.
+    const bool tied_copy = spec.model.tied_embedding && program.applied.pipeline > 1 &&
+                           (role.has_embedding != role.has_head);
+    if (tied_copy) {
+      Item ar;
+      ar.kind = Item::Kind::COLLECTIVE;
+      ar.collective = {Dim::PIPELINE, hardware::Collective::ALL_REDUCE,
+                       static_cast<double>(spec.model.vocab * spec.model.hidden / program.applied.tensor) * sb.gradients};
+      ar.category = Category::PP_COMM;
+      ar.stream = Stream::COMM;
+      ar.label = "embedding-allreduce";
+      sync.push_back(ar);
+    }
+    role.tail.insert(role.tail.begin(), sync.begin(), sync.end());
+  }
+  program.passes_run.push_back("data(" + std::to_string(d) + ")");
+  return {};
+}
+
+}  // namespace trainsim::strategies::detail

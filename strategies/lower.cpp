@@ -1,0 +1,240 @@
+#include "strategies/lower.hpp"
+
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace trainsim::strategies {
+
+const char* to_string(Fidelity f) { return f == Fidelity::FULL ? "full" : "fast"; }
+
+std::uint32_t rank_of(const Layout& l, const RankCoord& c) {
+  return static_cast<std::uint32_t>(c.tensor + l.tensor * (c.data + l.data * c.stage));
+}
+
+RankCoord coord_of(const Layout& l, std::uint32_t rank) {
+  RankCoord c;
+  c.tensor = rank % l.tensor;
+  c.data = (rank / l.tensor) % l.data;
+  c.stage = rank / (l.tensor * l.data);
+  return c;
+}
+
+namespace {
+
+hardware::KernelClass kernel_class(models::ComputeClass c) {
+  switch (c) {
+    case models::ComputeClass::GEMM: return hardware::KernelClass::GEMM;
+    case models::ComputeClass::BATCHED_GEMM: return hardware::KernelClass::BATCHED_GEMM;
+    case models::ComputeClass::ELEMENTWISE: return hardware::KernelClass::MEMORY;
+  }
+  return hardware::KernelClass::MEMORY;
+}
+
+// The ranks of the group a collective of `dim` runs over, for the rank at `c`, in ring
+// order; and an id for that group unique within its dimension.
+std::vector<std::uint32_t> group_ranks(const Layout& l, Dim dim, const RankCoord& c, std::int64_t stages) {
+  std::vector<std::uint32_t> ranks;
+  switch (dim) {
+    case Dim::TENSOR:
+      for (std::int64_t t = 0; t < l.tensor; ++t) ranks.push_back(rank_of(l, {t, c.data, c.stage}));
+      break;
+    case Dim::DATA:
+      for (std::int64_t d = 0; d < l.data; ++d) ranks.push_back(rank_of(l, {c.tensor, d, c.stage}));
+      break;
+    case Dim::PIPELINE:  // the tied-embedding group: first and last stage
+      ranks.push_back(rank_of(l, {c.tensor, c.data, 0}));
+      ranks.push_back(rank_of(l, {c.tensor, c.data, stages - 1}));
+      break;
+  }
+  return ranks;
+}
+
+std::uint64_t group_id(const Layout& l, Dim dim, const RankCoord& c) {
+  switch (dim) {
+    case Dim::TENSOR: return static_cast<std::uint64_t>(c.data + l.data * c.stage);
+    case Dim::DATA: return static_cast<std::uint64_t>(c.tensor + l.tensor * c.stage);
+    case Dim::PIPELINE: return static_cast<std::uint64_t>(c.tensor + l.tensor * c.data);
+  }
+  return 0;
+}
+
+}  // namespace
+
+double segment_seconds(const Segment& segment, Direction dir, hardware::Dtype dtype, const hardware::CostModel& cost) {
+  double total = 0;
+  for (const auto& op : segment.ops) {
+    hardware::Kernel k;
+    k.cls = kernel_class(op.cls);
+    k.dtype = dtype;
+    k.batch = op.gemm.batch;
+    if (dir == Direction::FORWARD) {
+      k.flops = op.fwd_flops;
+      k.bytes = op.fwd_bytes;
+      total += cost.seconds(k);
+    } else if (op.bwd_weight_flops > 0) {
+      // Input- and weight-gradient GEMMs are separate kernels of the forward's size class.
+      k.flops = op.bwd_input_flops;
+      k.bytes = op.bwd_bytes / 2;
+      total += cost.seconds(k);
+      k.flops = op.bwd_weight_flops;
+      total += cost.seconds(k);
+    } else {
+      k.flops = op.bwd_input_flops;
+      k.bytes = op.bwd_bytes;
+      total += cost.seconds(k);
+    }
+  }
+  return total;
+}
+
+Lowered lower(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
+              Fidelity fidelity) {
+  const Layout& l = program.spec.layout;
+  const auto stages = static_cast<std::int64_t>(program.roles.size());
+  if (l.tensor != program.applied.tensor || l.data != program.applied.data || stages != l.pipeline)
+    throw std::invalid_argument("lower: the program's passes did not apply the layout " +
+                                std::to_string(l.tensor) + "×" + std::to_string(l.pipeline) + "×" +
+                                std::to_string(l.data));
+  if (static_cast<std::uint64_t>(l.gpus()) != cluster.num_gpus())
+    throw std::invalid_argument("lower: layout needs " + std::to_string(l.gpus()) + " GPUs, cluster has " +
+                                std::to_string(cluster.num_gpus()));
+
+  Lowered out;
+  out.fidelity = fidelity;
+  // Which ranks become plan devices.
+  std::vector<std::uint32_t> device_of_rank(static_cast<std::size_t>(l.gpus()), sim::NONE);
+  for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(l.gpus()); ++r) {
+    const RankCoord c = coord_of(l, r);
+    if (fidelity == Fidelity::FULL || (c.tensor == 0 && c.data == 0)) {
+      device_of_rank[r] = static_cast<std::uint32_t>(out.device_rank.size());
+      out.device_rank.push_back(r);
+      out.device_stage.push_back(static_cast<std::int32_t>(c.stage));
+    }
+  }
+
+  std::vector<std::string> categories, mem_classes;
+  for (int c = 0; c < static_cast<int>(Category::COUNT); ++c) categories.emplace_back(to_string(static_cast<Category>(c)));
+  for (int c = 0; c < static_cast<int>(MemClass::COUNT); ++c) mem_classes.emplace_back(to_string(static_cast<MemClass>(c)));
+  sim::PlanBuilder b(static_cast<std::uint32_t>(out.device_rank.size()), STREAMS_PER_DEVICE, categories, mem_classes);
+
+  // Compute costs, once per (role, segment, direction).
+  std::vector<std::vector<sim::Time>> seg_time[2];
+  for (int dir = 0; dir < 2; ++dir) {
+    seg_time[dir].resize(program.roles.size());
+    for (std::size_t r = 0; r < program.roles.size(); ++r) {
+      const Role& role = program.roles[r];
+      for (const auto& seg : role.segments)
+        seg_time[dir][r].push_back(sim::Time::from_seconds(
+            segment_seconds(seg, static_cast<Direction>(dir), program.spec.dtype, cost)));
+    }
+  }
+
+  std::map<std::tuple<int, std::uint64_t, int>, std::uint32_t> pattern_cache;  // (dim, group, op)
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> p2p_cache;   // (src, dst)
+  std::unordered_map<std::uint64_t, std::uint32_t> instances[3];                 // per dim: (group, seq)
+  auto instance_key = [](std::uint64_t group, std::uint64_t seq) { return (group << 32) | seq; };
+
+  const auto m = program.micro_batches;
+  std::vector<std::vector<std::uint32_t>> task_of_step(out.device_rank.size());
+  std::vector<std::uint32_t> send_task(out.device_rank.size() * static_cast<std::size_t>(m) * 2, sim::NONE);
+  auto send_slot = [&](std::uint32_t device, std::int32_t mb, Direction dir) {
+    return (static_cast<std::size_t>(device) * static_cast<std::size_t>(m) + static_cast<std::size_t>(mb)) * 2 +
+           static_cast<std::size_t>(dir);
+  };
+
+  for (std::uint32_t dev = 0; dev < out.device_rank.size(); ++dev) {
+    const std::uint32_t rank = out.device_rank[dev];
+    const RankCoord c = coord_of(l, rank);
+    const Role& role = program.roles[static_cast<std::size_t>(c.stage)];
+    std::uint64_t seq[3] = {0, 0, 0};
+    for (int d = 0; d < static_cast<int>(MemClass::COUNT); ++d)
+      b.set_initial_memory(dev, static_cast<std::uint8_t>(d), static_cast<std::int64_t>(role.static_bytes[d]));
+    auto& tasks = task_of_step[dev];
+    tasks.reserve(role.steps.size());
+    for (const Step& step : role.steps) {
+      if (step.kind == Step::Kind::RECV) {
+        tasks.push_back(sim::NONE);
+        continue;
+      }
+      const Item& it = step.item;
+      sim::PlanBuilder::TaskSpec ts;
+      ts.device = dev;
+      ts.stream = static_cast<std::uint8_t>(it.stream);
+      ts.category = static_cast<std::uint8_t>(it.category);
+      ts.label = b.label(it.label);
+      ts.micro_batch = step.micro_batch;
+      ts.mem_class = static_cast<std::uint8_t>(it.mem_class);
+      ts.alloc_bytes = it.alloc_bytes;
+      ts.free_bytes = it.free_bytes;
+      if (step.kind == Step::Kind::ITEM && it.kind == Item::Kind::COMPUTE) {
+        tasks.push_back(b.add_compute(ts, seg_time[static_cast<int>(it.cost)][static_cast<std::size_t>(c.stage)][it.segment]));
+        continue;
+      }
+      if (step.kind == Step::Kind::SEND) {
+        const std::uint32_t peer = rank_of(l, {c.tensor, c.data, step.peer_stage});
+        sim::CommInstance inst;
+        inst.bytes = it.collective.bytes;
+        inst.participants = 1;
+        const std::uint32_t pair[2] = {rank, peer};
+        if (fidelity == Fidelity::FULL) {
+          auto [pos, fresh] = p2p_cache.try_emplace({rank, peer}, 0);
+          if (fresh) pos->second = b.add_pattern(hardware::ring_pattern(cluster, hardware::Collective::SEND_RECV, pair));
+          inst.pattern = pos->second;
+        } else {
+          inst.fixed_duration = sim::Time::from_seconds(
+              hardware::closed_form_seconds(cluster, hardware::Collective::SEND_RECV, pair, inst.bytes));
+        }
+        const std::uint32_t task = b.add_comm_task(ts, b.add_comm(inst));
+        tasks.push_back(task);
+        send_task[send_slot(dev, step.micro_batch, step.direction)] = task;
+        continue;
+      }
+      // A collective over a group: every simulated member joins the same instance.
+      const auto dim = static_cast<int>(it.collective.dim);
+      const auto ranks = group_ranks(l, it.collective.dim, c, stages);
+      const std::uint64_t gid = group_id(l, it.collective.dim, c);
+      auto [pos, fresh] = instances[dim].try_emplace(instance_key(gid, seq[dim]++), 0);
+      if (fresh) {
+        sim::CommInstance inst;
+        inst.bytes = it.collective.bytes;
+        for (auto r : ranks) inst.participants += device_of_rank[r] != sim::NONE ? 1 : 0;
+        if (fidelity == Fidelity::FULL) {
+          auto [pp, pfresh] = pattern_cache.try_emplace({dim, gid, static_cast<int>(it.collective.op)}, 0);
+          if (pfresh) pp->second = b.add_pattern(hardware::ring_pattern(cluster, it.collective.op, ranks));
+          inst.pattern = pp->second;
+        } else {
+          inst.fixed_duration =
+              sim::Time::from_seconds(hardware::closed_form_seconds(cluster, it.collective.op, ranks, inst.bytes));
+        }
+        pos->second = b.add_comm(inst);
+      }
+      tasks.push_back(b.add_comm_task(ts, pos->second));
+    }
+  }
+
+  // Dependencies: within a rank by step index; a RECV stands for the peer's SEND.
+  for (std::uint32_t dev = 0; dev < out.device_rank.size(); ++dev) {
+    const RankCoord c = coord_of(l, out.device_rank[dev]);
+    const Role& role = program.roles[static_cast<std::size_t>(c.stage)];
+    const auto& tasks = task_of_step[dev];
+    for (std::size_t i = 0; i < role.steps.size(); ++i) {
+      if (tasks[i] == sim::NONE) continue;
+      for (std::uint32_t j : role.steps[i].deps) {
+        const Step& dep = role.steps[j];
+        std::uint32_t from = tasks[j];
+        if (dep.kind == Step::Kind::RECV) {
+          const std::uint32_t peer_dev = device_of_rank[rank_of(l, {c.tensor, c.data, dep.peer_stage})];
+          from = send_task[send_slot(peer_dev, dep.micro_batch, dep.direction)];
+        }
+        if (from == sim::NONE) throw std::logic_error("lower: a step depends on a send that was never issued");
+        b.add_edge(from, tasks[i]);
+      }
+    }
+  }
+  out.plan = std::move(b).finish();
+  out.network = cluster.network();
+  return out;
+}
+
+}  // namespace trainsim::strategies

@@ -1,0 +1,227 @@
+#include "strategies/program.hpp"
+
+#include <cmath>
+#include <numeric>
+
+namespace trainsim::strategies {
+
+const char* to_string(Category c) {
+  switch (c) {
+    case Category::COMPUTE: return "compute";
+    case Category::RECOMPUTE: return "recompute";
+    case Category::OPTIMIZER: return "optimizer";
+    case Category::TP_COMM: return "tp-comm";
+    case Category::DP_COMM: return "dp-comm";
+    case Category::PP_COMM: return "pp-comm";
+    case Category::COUNT: break;
+  }
+  return "?";
+}
+
+const char* to_string(MemClass c) {
+  switch (c) {
+    case MemClass::WEIGHTS: return "weights";
+    case MemClass::GRADIENTS: return "gradients";
+    case MemClass::OPTIMIZER_STATES: return "optimizer_states";
+    case MemClass::ACTIVATIONS: return "activations";
+    case MemClass::COMM_BUFFERS: return "comm_buffers";
+    case MemClass::COUNT: break;
+  }
+  return "?";
+}
+
+std::string Program::pipeline_string() const {
+  std::string out;
+  for (const auto& p : passes_run) {
+    if (!out.empty()) out += ',';
+    out += p;
+  }
+  return out;
+}
+
+StateBytes state_bytes_per_param(const TrainingSpec& spec) {
+  StateBytes b;
+  // 16-bit weights in every mixed-precision recipe (FP8 GEMMs still keep BF16 weights).
+  b.weights = 2;
+  // Megatron accumulates and reduces gradients in fp32 for BF16 (forced on), in the
+  // parameter dtype for FP16 unless asked otherwise: 18 vs 16 bytes/param (formulas.md).
+  b.gradients = spec.dtype == hardware::Dtype::FP16 ? 2 : 4;
+  // Adam: fp32 master weights + two fp32 moments; SGD: fp32 master + momentum.
+  b.optimizer = spec.optimizer == Optimizer::ADAM ? 12 : 8;
+  return b;
+}
+
+std::int64_t activation_bytes(const Segment& segment, bool selective_only) {
+  // Rounded per op so that any grouping of the same ops sums to the same bytes, which keeps
+  // allocations and frees balanced when forward and backward cut segments differently.
+  std::int64_t total = 0;
+  for (const auto& op : segment.ops)
+    if (!selective_only || op.selective_recompute) total += std::llround(op.activation_bytes);
+  return total;
+}
+
+bool is_scheduled(const Program& program) {
+  for (const auto& r : program.roles)
+    if (!r.steps.empty()) return true;
+  return false;
+}
+
+namespace {
+
+struct TaggedOp {
+  const models::Op* op;
+  std::int32_t group;  // −1 embedding, layer index, or num_layers for the head
+};
+
+std::string group_name(std::int32_t group, std::int64_t num_layers) {
+  if (group < 0) return "embedding";
+  if (group == num_layers) return "head";
+  return "layer" + std::to_string(group);
+}
+
+Item collective_item(Dim dim, hardware::Collective op, double bytes, std::int32_t group) {
+  Item it;
+  it.kind = Item::Kind::COLLECTIVE;
+  it.collective = {dim, op, bytes};
+  it.category = dim == Dim::TENSOR ? Category::TP_COMM : dim == Dim::DATA ? Category::DP_COMM : Category::PP_COMM;
+  it.stream = dim == Dim::TENSOR ? Stream::COMPUTE : Stream::COMM;
+  it.layer = group;
+  it.label = std::string(dim == Dim::TENSOR ? "tp-" : dim == Dim::DATA ? "dp-" : "pp-") + hardware::to_string(op);
+  return it;
+}
+
+// Cuts the op sequence into compute segments at tensor-parallel boundaries and layer
+// changes, inserting the collectives Megatron's f/g operators need in this direction.
+void build_template(Role& role, const std::vector<TaggedOp>& ops, Direction dir, std::int64_t tensor,
+                    bool sequence_parallel, std::int64_t num_layers) {
+  auto& out = dir == Direction::FORWARD ? role.forward : role.backward;
+  Segment current;
+  std::int32_t current_group = 0;
+  auto flush = [&]() {
+    if (current.ops.empty()) return;
+    const std::int64_t act = activation_bytes(current);
+    current.name = group_name(current_group, num_layers) + (dir == Direction::FORWARD ? ".fwd" : ".bwd") +
+                   std::to_string(out.size());
+    Item it;
+    it.kind = Item::Kind::COMPUTE;
+    it.segment = static_cast<std::uint32_t>(role.segments.size());
+    it.cost = dir;
+    it.layer = current_group;
+    it.label = dir == Direction::FORWARD ? "fwd" : "bwd";
+    if (dir == Direction::FORWARD)
+      it.alloc_bytes = act;
+    else
+      it.free_bytes = act;
+    role.segments.push_back(std::move(current));
+    current = Segment{};
+    out.push_back(std::move(it));
+  };
+  const bool tp = tensor > 1;
+  const auto exit_fwd = sequence_parallel ? hardware::Collective::REDUCE_SCATTER : hardware::Collective::ALL_REDUCE;
+  auto visit = [&](const TaggedOp& t) {
+    const models::Op& op = *t.op;
+    if (!current.ops.empty() && t.group != current_group) flush();
+    current_group = t.group;
+    // Collectives that precede the op in this direction.
+    const auto before = dir == Direction::FORWARD ? models::TpBoundary::ENTER : models::TpBoundary::EXIT;
+    const auto after = dir == Direction::FORWARD ? models::TpBoundary::EXIT : models::TpBoundary::ENTER;
+    if (tp && sequence_parallel && op.tp_boundary == before) {
+      flush();
+      out.push_back(collective_item(Dim::TENSOR, hardware::Collective::ALL_GATHER, op.tp_comm_bytes, t.group));
+    }
+    current.ops.push_back(op);
+    if (tp && op.tp_boundary == after) {
+      flush();
+      out.push_back(collective_item(Dim::TENSOR, exit_fwd, op.tp_comm_bytes, t.group));
+    }
+  };
+  if (dir == Direction::FORWARD)
+    for (const auto& t : ops) visit(t);
+  else
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) visit(*it);
+  flush();
+}
+
+}  // namespace
+
+void rebuild_role(Role& role, const Program& program) {
+  const TrainingSpec& spec = program.spec;
+  const models::ModelConfig& model = spec.model;
+  models::ShardSpec shard;
+  shard.micro_batch = spec.micro_batch;
+  shard.sequence = spec.sequence;
+  shard.tensor = program.applied.tensor;
+  shard.sequence_parallel = program.applied.sequence_parallel && program.applied.tensor > 1;
+
+  // The layers of a stage are identical: build one and reference it.
+  const models::Layer layer = models::transformer_layer(model, shard);
+  models::Layer embedding, head;
+  std::vector<TaggedOp> ops;
+  if (role.has_embedding) {
+    embedding = models::embedding_layer(model, shard);
+    for (const auto& op : embedding.ops) ops.push_back({&op, -1});
+  }
+  for (std::int32_t l : role.layers)
+    for (const auto& op : layer.ops) ops.push_back({&op, l});
+  if (role.has_head) {
+    head = models::head_layer(model, shard);
+    for (const auto& op : head.ops) ops.push_back({&op, static_cast<std::int32_t>(model.layers)});
+  }
+
+  role.segments.clear();
+  role.forward.clear();
+  role.backward.clear();
+  role.tail.clear();
+  role.steps.clear();
+  role.params = 0;
+  for (const auto& t : ops) role.params += t.op->params;
+  // With a pipeline, Megatron keeps a copy of the tied word embedding on the last stage
+  // (its gradient is all-reduced with the first stage's).
+  if (role.has_head && !role.has_embedding && model.tied_embedding)
+    role.params += model.vocab * model.hidden / program.applied.tensor;
+
+  build_template(role, ops, Direction::FORWARD, shard.tensor, shard.sequence_parallel, model.layers);
+  build_template(role, ops, Direction::BACKWARD, shard.tensor, shard.sequence_parallel, model.layers);
+
+  const StateBytes sb = state_bytes_per_param(spec);
+  const double p = static_cast<double>(role.params);
+  for (auto& b : role.static_bytes) b = 0;
+  role.static_bytes[static_cast<int>(MemClass::WEIGHTS)] = p * sb.weights;
+  role.static_bytes[static_cast<int>(MemClass::GRADIENTS)] = p * sb.gradients;
+  role.static_bytes[static_cast<int>(MemClass::OPTIMIZER_STATES)] = p * sb.optimizer;
+
+  // The optimizer step is memory-bound: it reads the gradient and the fp32 states and
+  // writes the states and the 16-bit weights back.
+  Segment opt;
+  opt.name = "optimizer";
+  models::Op step;
+  step.name = "optimizer_step";
+  step.cls = models::ComputeClass::ELEMENTWISE;
+  step.fwd_bytes = p * (sb.gradients + 2 * sb.optimizer + sb.weights);
+  opt.ops.push_back(step);
+  Item it;
+  it.kind = Item::Kind::COMPUTE;
+  it.segment = static_cast<std::uint32_t>(role.segments.size());
+  it.category = Category::OPTIMIZER;
+  it.label = "optimizer";
+  role.segments.push_back(std::move(opt));
+  role.tail.push_back(std::move(it));
+}
+
+Program initial_program(const TrainingSpec& spec) {
+  Program program;
+  program.spec = spec;
+  program.applied = Layout{};
+  program.micro_batches = spec.global_batch / spec.micro_batch;
+  Role role;
+  role.stage = 0;
+  role.layers.resize(static_cast<std::size_t>(spec.model.layers));
+  std::iota(role.layers.begin(), role.layers.end(), 0);
+  role.has_embedding = true;
+  role.has_head = true;
+  program.roles.push_back(std::move(role));
+  rebuild_role(program.roles.front(), program);
+  return program;
+}
+
+}  // namespace trainsim::strategies

@@ -1,0 +1,44 @@
+// Selective activation recompute (Korthikanti et al. 2022): the attention core (QKᵀ,
+// softmax, its dropout, scores × V) keeps nothing in forward (the 5·a·s²·b/t term) and is
+// recomputed right before the backward item that needs it.
+#include <algorithm>
+
+#include "strategies/detail/pass_functions.hpp"
+
+namespace trainsim::strategies::detail {
+
+std::string recompute_selective(Program& program) {
+  if (is_scheduled(program)) return "must run before the schedule";
+  for (auto& role : program.roles) {
+    for (auto& it : role.forward)
+      if (it.kind == Item::Kind::COMPUTE) it.alloc_bytes -= activation_bytes(role.segments[it.segment], true);
+    std::vector<Item> backward;
+    for (const Item& it : role.backward) {
+      if (it.kind == Item::Kind::COMPUTE) {
+        Segment redo;
+        for (const auto& op : role.segments[it.segment].ops)
+          if (op.selective_recompute) redo.ops.push_back(op);
+        if (!redo.ops.empty()) {
+          std::reverse(redo.ops.begin(), redo.ops.end());  // backward segments list ops in reverse
+          redo.name = role.segments[it.segment].name + ".recompute";
+          Item r;
+          r.kind = Item::Kind::COMPUTE;
+          r.cost = Direction::FORWARD;
+          r.category = Category::RECOMPUTE;
+          r.layer = it.layer;
+          r.label = "recompute";
+          r.alloc_bytes = activation_bytes(redo, true);
+          r.segment = static_cast<std::uint32_t>(role.segments.size());
+          role.segments.push_back(std::move(redo));
+          backward.push_back(std::move(r));
+        }
+      }
+      backward.push_back(it);
+    }
+    role.backward = std::move(backward);
+  }
+  program.passes_run.emplace_back("selective");
+  return {};
+}
+
+}  // namespace trainsim::strategies::detail

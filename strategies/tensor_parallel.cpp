@@ -1,0 +1,23 @@
+// Megatron tensor parallelism (Shoeybi et al. 2019): every op is sharded over the tensor
+// group as models/ describes (column-parallel QKV/fc1, row-parallel proj/fc2, heads split),
+// with an all-reduce where a row-parallel region ends in forward and where a
+// column-parallel region begins in backward; with sequence parallelism (Korthikanti et
+// al. 2022) those become reduce-scatter / all-gather pairs and norms are sharded too.
+#include "strategies/detail/pass_functions.hpp"
+
+namespace trainsim::strategies::detail {
+
+std::string tensor_parallel(Program& program) {
+  if (is_scheduled(program)) return "must run before the schedule";
+  const Layout& want = program.spec.layout;
+  if (want.tensor < 1) return "tensor size must be positive";
+  if (program.spec.model.heads % want.tensor != 0)
+    return "tensor=" + std::to_string(want.tensor) + " does not divide the attention heads";
+  program.applied.tensor = want.tensor;
+  program.applied.sequence_parallel = want.sequence_parallel;
+  for (auto& role : program.roles) rebuild_role(role, program);
+  program.passes_run.push_back("tensor(" + std::to_string(want.tensor) + (want.sequence_parallel ? ",sp" : "") + ")");
+  return {};
+}
+
+}  // namespace trainsim::strategies::detail

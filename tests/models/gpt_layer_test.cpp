@@ -1,0 +1,388 @@
+// One GPT transformer layer, its embedding and head, against the closed forms of
+// Korthikanti et al. 2022 (activation bytes) and Narayanan et al. 2021 (FLOPs, parameters),
+// and the Megatron tensor-parallel sharding rules.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/model.hpp"
+#include "models/op.hpp"
+#include "models/presets.hpp"
+
+#include <gtest/gtest.h>
+
+namespace trainsim::models {
+namespace {
+
+ModelConfig gpt3() { return *find_preset("gpt3-175b"); }
+
+// A small GPT whose shapes make every closed form an integer for t ∈ {1, 2, 4, 8}.
+ModelConfig small_gpt() {
+  return ModelConfig{.name = "small", .family = Family::GPT, .layers = 4, .hidden = 256, .heads = 8,
+                     .kv_heads = 8, .ffn_hidden = 1024, .vocab = 1024, .max_positions = 512,
+                     .tied_embedding = true};
+}
+
+ShardSpec shard(std::int64_t b, std::int64_t s, std::int64_t t, bool sp = false) {
+  return ShardSpec{.micro_batch = b, .sequence = s, .tensor = t, .sequence_parallel = sp, .bytes_per_element = 2};
+}
+
+std::vector<std::string> names(const Layer& layer) {
+  std::vector<std::string> out;
+  for (const Op& op : layer.ops) out.push_back(op.name);
+  return out;
+}
+
+const Op& find_op(const Layer& layer, const std::string& name) {
+  for (const Op& op : layer.ops) {
+    if (op.name == name) return op;
+  }
+  throw std::runtime_error("no op " + name);
+}
+
+double non_selective_activation(const Layer& layer) {
+  double sum = 0;
+  for (const Op& op : layer.ops) {
+    if (!op.selective_recompute) sum += op.activation_bytes;
+  }
+  return sum;
+}
+
+TEST(GptLayer, OpsInExecutionOrder) {
+  const Layer layer = transformer_layer(small_gpt(), shard(1, 128, 2));
+  EXPECT_EQ(layer.name, "transformer");
+  EXPECT_EQ(names(layer), (std::vector<std::string>{"ln1", "qkv", "attn_scores", "softmax", "attn_dropout",
+                                                    "attn_over_v", "proj", "proj_dropout", "ln2", "fc1", "gelu",
+                                                    "fc2", "mlp_dropout"}));
+  EXPECT_EQ(names(embedding_layer(small_gpt(), shard(1, 128, 2))),
+            (std::vector<std::string>{"word_embedding", "position_embedding", "embedding_dropout"}));
+  EXPECT_EQ(names(head_layer(small_gpt(), shard(1, 128, 2))),
+            (std::vector<std::string>{"final_norm", "logits", "cross_entropy"}));
+}
+
+// Korthikanti Table 2, no parallelism: s·b·h·(34 + 5as/h) bytes per layer.
+TEST(GptLayer, ActivationBytesNoParallelism) {
+  for (const ModelConfig& m : {small_gpt(), gpt3()}) {
+    for (std::int64_t b : {1, 2, 4}) {
+      for (std::int64_t s : {128, 512}) {
+        const std::int64_t sbh = s * b * m.hidden;
+        const std::int64_t expected = 34 * sbh + 5 * m.heads * s * s * b;
+        EXPECT_EQ(transformer_layer(m, shard(b, s, 1)).activation_bytes(), static_cast<double>(expected))
+            << m.name << " b=" << b << " s=" << s;
+      }
+    }
+  }
+}
+
+// Tensor parallel t: s·b·h·(10 + 24/t + 5as/(ht)).
+TEST(GptLayer, ActivationBytesTensorParallel) {
+  for (const ModelConfig& m : {small_gpt(), gpt3()}) {
+    for (std::int64_t t : {1, 2, 4, 8}) {
+      for (std::int64_t b : {1, 3}) {
+        const std::int64_t s = 256;
+        const std::int64_t sbh = s * b * m.hidden;
+        const std::int64_t expected = 10 * sbh + 24 * sbh / t + 5 * m.heads * s * s * b / t;
+        EXPECT_EQ(transformer_layer(m, shard(b, s, t)).activation_bytes(), static_cast<double>(expected))
+            << m.name << " t=" << t << " b=" << b;
+      }
+    }
+  }
+}
+
+// The paper's worked numbers: GPT-3, t=8, b=1, s=2048.
+TEST(GptLayer, ActivationBytesGpt3Published) {
+  EXPECT_EQ(transformer_layer(gpt3(), shard(1, 2048, 8)).activation_bytes(), 578'813'952.0);
+  // TP + SP + selective recompute: the attention core's tensors are not kept.
+  EXPECT_EQ(non_selective_activation(transformer_layer(gpt3(), shard(1, 2048, 8, true))), 106'954'752.0);
+}
+
+// TP + sequence parallel: s·b·h·(34/t + 5as/(ht)); with selective recompute s·b·h·34/t;
+// TP + selective without SP: s·b·h·(10 + 24/t).
+TEST(GptLayer, ActivationBytesSequenceParallelAndSelective) {
+  for (const ModelConfig& m : {small_gpt(), gpt3()}) {
+    for (std::int64_t t : {1, 2, 4, 8}) {
+      const std::int64_t b = 2;
+      const std::int64_t s = 512;
+      const std::int64_t sbh = s * b * m.hidden;
+      const std::int64_t attention_core = 5 * m.heads * s * s * b / t;
+      const Layer sp = transformer_layer(m, shard(b, s, t, true));
+      EXPECT_EQ(sp.activation_bytes(), static_cast<double>(34 * sbh / t + attention_core)) << m.name << " t=" << t;
+      EXPECT_EQ(non_selective_activation(sp), static_cast<double>(34 * sbh / t));
+      const Layer tp = transformer_layer(m, shard(b, s, t));
+      EXPECT_EQ(non_selective_activation(tp), static_cast<double>(10 * sbh + 24 * sbh / t));
+      // What selective recompute drops is exactly the 5as²b/t term.
+      EXPECT_EQ(tp.activation_bytes() - non_selective_activation(tp), static_cast<double>(attention_core));
+    }
+  }
+}
+
+TEST(GptLayer, SelectiveOpsAreTheAttentionCore) {
+  const Layer layer = transformer_layer(small_gpt(), shard(1, 128, 1));
+  std::vector<std::string> selective;
+  for (const Op& op : layer.ops) {
+    if (op.selective_recompute) selective.push_back(op.name);
+  }
+  EXPECT_EQ(selective, (std::vector<std::string>{"attn_scores", "softmax", "attn_dropout", "attn_over_v"}));
+}
+
+// Per-op attribution of Korthikanti's terms (2-byte activations, 1-byte masks).
+TEST(GptLayer, ActivationAttributionPerOp) {
+  const ModelConfig m = small_gpt();
+  const std::int64_t b = 2, s = 128, t = 4, h = m.hidden, a = m.heads, f = m.ffn_hidden;
+  const Layer layer = transformer_layer(m, shard(b, s, t));
+  const double sbh = static_cast<double>(s * b * h);
+  const double as2b = static_cast<double>(a * s * s * b);
+  EXPECT_EQ(find_op(layer, "ln1").activation_bytes, 2 * sbh);
+  EXPECT_EQ(find_op(layer, "qkv").activation_bytes, 2 * sbh + 6 * sbh / t);
+  EXPECT_EQ(find_op(layer, "attn_scores").activation_bytes, 0);
+  EXPECT_EQ(find_op(layer, "softmax").activation_bytes, 2 * as2b / t);
+  EXPECT_EQ(find_op(layer, "attn_dropout").activation_bytes, as2b / t);
+  EXPECT_EQ(find_op(layer, "attn_over_v").activation_bytes, 2 * as2b / t);
+  EXPECT_EQ(find_op(layer, "proj").activation_bytes, 2 * sbh / t);
+  EXPECT_EQ(find_op(layer, "proj_dropout").activation_bytes, sbh);
+  EXPECT_EQ(find_op(layer, "ln2").activation_bytes, 2 * sbh);
+  EXPECT_EQ(find_op(layer, "fc1").activation_bytes, 2 * sbh);
+  EXPECT_EQ(find_op(layer, "gelu").activation_bytes, 2.0 * static_cast<double>(s * b * f / t));
+  EXPECT_EQ(find_op(layer, "fc2").activation_bytes, 2.0 * static_cast<double>(s * b * f / t));
+  EXPECT_EQ(find_op(layer, "mlp_dropout").activation_bytes, sbh);
+}
+
+// Narayanan: forward of one layer = 24bsh² + 4bs²h; backward = 2× forward.
+TEST(GptLayer, ForwardFlopsPerLayer) {
+  for (const ModelConfig& m : {small_gpt(), gpt3()}) {
+    for (std::int64_t b : {1, 4}) {
+      for (std::int64_t s : {256, 2048}) {
+        if (s > m.max_positions) continue;
+        const double h = static_cast<double>(m.hidden);
+        const double bs = static_cast<double>(b * s);
+        const Layer layer = transformer_layer(m, shard(b, s, 1));
+        EXPECT_DOUBLE_EQ(layer.fwd_flops(), 24 * bs * h * h + 4 * bs * static_cast<double>(s) * h);
+        EXPECT_DOUBLE_EQ(layer.bwd_flops(), 2 * layer.fwd_flops());
+      }
+    }
+  }
+}
+
+// General ffn: 2bsh·(3h + h + 2·ffn) + 4bs²h.
+TEST(GptLayer, ForwardFlopsGeneralFfn) {
+  ModelConfig m = small_gpt();
+  m.ffn_hidden = 768;
+  const std::int64_t b = 2, s = 64;
+  const double h = 256, f = 768;
+  EXPECT_DOUBLE_EQ(transformer_layer(m, shard(b, s, 1)).fwd_flops(),
+                   2.0 * b * s * h * (3 * h + h + 2 * f) + 4.0 * b * s * s * h);
+}
+
+TEST(GptLayer, FlopSplitPerOp) {
+  const Layer layer = transformer_layer(gpt3(), shard(1, 2048, 8));
+  for (const Op& op : layer.ops) {
+    switch (op.cls) {
+      case ComputeClass::GEMM:
+        EXPECT_GT(op.fwd_flops, 0) << op.name;
+        EXPECT_EQ(op.bwd_input_flops, op.fwd_flops) << op.name;
+        EXPECT_EQ(op.bwd_weight_flops, op.fwd_flops) << op.name;
+        break;
+      case ComputeClass::BATCHED_GEMM:  // no weights: both inputs' gradients are input gradients
+        EXPECT_GT(op.fwd_flops, 0) << op.name;
+        EXPECT_EQ(op.bwd_input_flops, 2 * op.fwd_flops) << op.name;
+        EXPECT_EQ(op.bwd_weight_flops, 0) << op.name;
+        EXPECT_EQ(op.params, 0) << op.name;
+        break;
+      case ComputeClass::ELEMENTWISE:
+        EXPECT_EQ(op.fwd_flops + op.bwd_input_flops + op.bwd_weight_flops, 0) << op.name;
+        break;
+    }
+  }
+  // The attention matmuls: 2·b·s²·h/t each.
+  const double expected = 2.0 * 2048 * 2048 * 12288 / 8;
+  EXPECT_EQ(find_op(layer, "attn_scores").fwd_flops, expected);
+  EXPECT_EQ(find_op(layer, "attn_over_v").fwd_flops, expected);
+}
+
+// GEMM dims agree with FLOPs and with the byte rule 2·(m·k + k·n + m·n) per batch element.
+TEST(GptLayer, GemmDimsAndBytes) {
+  const ModelConfig m = small_gpt();
+  const std::int64_t b = 2, s = 128, t = 4, h = m.hidden, a = m.heads, f = m.ffn_hidden;
+  const Layer layer = transformer_layer(m, shard(b, s, t));
+  auto dims = [&](const char* name) {
+    const GemmDims& d = find_op(layer, name).gemm;
+    return std::vector<std::int64_t>{d.batch, d.m, d.n, d.k};
+  };
+  EXPECT_EQ(dims("qkv"), (std::vector<std::int64_t>{1, b * s, 3 * h / t, h}));
+  EXPECT_EQ(dims("attn_scores"), (std::vector<std::int64_t>{b * a / t, s, s, h / a}));
+  EXPECT_EQ(dims("attn_over_v"), (std::vector<std::int64_t>{b * a / t, s, h / a, s}));
+  EXPECT_EQ(dims("proj"), (std::vector<std::int64_t>{1, b * s, h, h / t}));
+  EXPECT_EQ(dims("fc1"), (std::vector<std::int64_t>{1, b * s, f / t, h}));
+  EXPECT_EQ(dims("fc2"), (std::vector<std::int64_t>{1, b * s, h, f / t}));
+  for (const Op& op : layer.ops) {
+    if (op.cls == ComputeClass::ELEMENTWISE) continue;
+    const double batch = static_cast<double>(op.gemm.batch), mm = static_cast<double>(op.gemm.m),
+                 n = static_cast<double>(op.gemm.n), k = static_cast<double>(op.gemm.k);
+    EXPECT_EQ(op.fwd_flops, 2 * batch * mm * n * k) << op.name;
+    EXPECT_EQ(op.fwd_bytes, 2 * batch * (mm * k + k * n + mm * n)) << op.name;
+    EXPECT_EQ(op.bwd_bytes, 2 * op.fwd_bytes) << op.name;
+  }
+}
+
+// Element-wise bytes: read + write of the tensors (2-byte values, 1-byte masks).
+TEST(GptLayer, ElementwiseBytes) {
+  const ModelConfig m = small_gpt();
+  const std::int64_t b = 2, s = 128, t = 2, h = m.hidden, a = m.heads, f = m.ffn_hidden;
+  const Layer layer = transformer_layer(m, shard(b, s, t));
+  const double n = static_cast<double>(b * s * h);
+  const double scores = static_cast<double>(b * a / t * s * s);
+  const double inner = static_cast<double>(b * s * f / t);
+  EXPECT_EQ(find_op(layer, "ln1").fwd_bytes, 2 * (2 * n + 2 * h));  // read x, γ, β; write y
+  EXPECT_EQ(find_op(layer, "ln1").bwd_bytes, 2 * (3 * n + 4 * h));  // read dy, x, γ, β; write dx, dγ, dβ
+  EXPECT_EQ(find_op(layer, "softmax").fwd_bytes, 2 * 2 * scores);
+  EXPECT_EQ(find_op(layer, "softmax").bwd_bytes, 2 * 3 * scores);
+  EXPECT_EQ(find_op(layer, "attn_dropout").fwd_bytes, 5 * scores);  // read x, write y and mask
+  EXPECT_EQ(find_op(layer, "gelu").fwd_bytes, 2 * 2 * inner);
+  EXPECT_EQ(find_op(layer, "gelu").bwd_bytes, 2 * 3 * inner);
+  EXPECT_EQ(find_op(layer, "mlp_dropout").fwd_bytes, 7 * n);  // read x, residual; write y, mask
+  for (const Op& op : layer.ops) {
+    EXPECT_GT(op.fwd_bytes, 0) << op.name;
+    EXPECT_GT(op.bwd_bytes, 0) << op.name;
+  }
+}
+
+TEST(GptLayer, TensorParallelBoundaries) {
+  const ModelConfig m = small_gpt();
+  const std::int64_t b = 2, s = 128;
+  const double full = 2.0 * static_cast<double>(b * s * m.hidden);
+  for (bool sp : {false, true}) {
+    const Layer layer = transformer_layer(m, shard(b, s, 4, sp));
+    std::vector<std::string> marked;
+    for (const Op& op : layer.ops) {
+      if (op.tp_boundary == TpBoundary::NONE) {
+        EXPECT_EQ(op.tp_comm_bytes, 0) << op.name;
+        continue;
+      }
+      marked.push_back(op.name + (op.tp_boundary == TpBoundary::ENTER ? ":enter" : ":exit"));
+      EXPECT_EQ(op.tp_comm_bytes, full) << op.name;
+    }
+    EXPECT_EQ(marked, (std::vector<std::string>{"qkv:enter", "proj:exit", "fc1:enter", "fc2:exit"}));
+  }
+  const Op& word = find_op(embedding_layer(m, shard(b, s, 4)), "word_embedding");
+  EXPECT_EQ(word.tp_boundary, TpBoundary::EXIT);
+  EXPECT_EQ(word.tp_comm_bytes, full);
+  const Op& logits = find_op(head_layer(m, shard(b, s, 4)), "logits");
+  EXPECT_EQ(logits.tp_boundary, TpBoundary::ENTER);
+  EXPECT_EQ(logits.tp_comm_bytes, full);
+}
+
+// Per-shard FLOPs × t = unsharded, op by op and for every layer kind.
+TEST(GptLayer, ShardedFlopsScale) {
+  for (const ModelConfig& m : {small_gpt(), gpt3()}) {
+    const Layer one = transformer_layer(m, shard(2, 512, 1));
+    const Layer head_one = head_layer(m, shard(2, 512, 1));
+    for (std::int64_t t : {2, 4, 8}) {
+      for (bool sp : {false, true}) {
+        const Layer sharded = transformer_layer(m, shard(2, 512, t, sp));
+        ASSERT_EQ(sharded.ops.size(), one.ops.size());
+        for (std::size_t i = 0; i < one.ops.size(); ++i) {
+          EXPECT_EQ(sharded.ops[i].fwd_flops * static_cast<double>(t), one.ops[i].fwd_flops) << one.ops[i].name;
+          EXPECT_EQ(sharded.ops[i].bwd_input_flops * static_cast<double>(t), one.ops[i].bwd_input_flops);
+          EXPECT_EQ(sharded.ops[i].bwd_weight_flops * static_cast<double>(t), one.ops[i].bwd_weight_flops);
+        }
+        const Layer head = head_layer(m, shard(2, 512, t, sp));
+        EXPECT_EQ((head.fwd_flops() + head.bwd_flops()) * static_cast<double>(t),
+                  head_one.fwd_flops() + head_one.bwd_flops());
+      }
+    }
+  }
+}
+
+// Per-shard parameters × t = unsharded, except what every shard holds whole: the two
+// LayerNorms (2h each) and the row-parallel proj and fc2 biases (h each), 6h per layer.
+TEST(GptLayer, ShardedParams) {
+  for (const ModelConfig& m : {small_gpt(), gpt3()}) {
+    const std::int64_t h = m.hidden;
+    const std::int64_t unsharded = transformer_layer(m, shard(1, 128, 1)).params();
+    EXPECT_EQ(unsharded, 12 * h * h + 13 * h);
+    for (std::int64_t t : {2, 4, 8}) {
+      const std::int64_t per_shard = transformer_layer(m, shard(1, 128, t)).params();
+      EXPECT_EQ(per_shard * t - (t - 1) * 6 * h, unsharded) << m.name << " t=" << t;
+      // Embedding: the word table is split over t, the position table is replicated.
+      const std::int64_t emb = embedding_layer(m, shard(1, 128, t)).params();
+      EXPECT_EQ(emb, m.vocab * h / t + m.max_positions * h);
+      // Head: final LayerNorm replicated; the tied logits weight lives in the embedding.
+      EXPECT_EQ(head_layer(m, shard(1, 128, t)).params(), 2 * h);
+      ModelConfig untied = m;
+      untied.tied_embedding = false;
+      EXPECT_EQ(head_layer(untied, shard(1, 128, t)).params(), 2 * h + m.vocab * h / t);
+    }
+  }
+}
+
+// Head: formulas.md's output layer + cross-entropy 4·s·b·h·(1 + V/h)/t, stated by
+// Korthikanti with sequence parallelism (and equal to it at t = 1): final-norm input
+// 2sbh/t + logits input 2sbh/t + fp32 softmax 4sbV/t.
+TEST(GptLayer, HeadActivationBytes) {
+  for (const ModelConfig& m : {small_gpt(), gpt3()}) {
+    const std::int64_t b = 2, s = 256, h = m.hidden, v = m.vocab;
+    for (std::int64_t t : {1, 2, 4, 8}) {
+      const Layer sp = head_layer(m, shard(b, s, t, true));
+      EXPECT_EQ(sp.activation_bytes(), static_cast<double>(4 * s * b * h / t + 4 * s * b * v / t)) << t;
+      EXPECT_EQ(find_op(sp, "logits").activation_bytes + find_op(sp, "final_norm").activation_bytes,
+                static_cast<double>(4 * s * b * h / t));
+      EXPECT_EQ(find_op(sp, "cross_entropy").activation_bytes, static_cast<double>(4 * s * b * v / t));
+      // Without SP the norm and logits inputs are replicated over the tensor group.
+      const Layer tp = head_layer(m, shard(b, s, t));
+      EXPECT_EQ(tp.activation_bytes(), static_cast<double>(4 * s * b * h + 4 * s * b * v / t));
+    }
+    // Logits GEMM: 2·b·s·h·V/t forward.
+    const Layer head = head_layer(m, shard(b, s, 4));
+    EXPECT_EQ(find_op(head, "logits").fwd_flops, 2.0 * static_cast<double>(b * s * h) * static_cast<double>(v / 4));
+  }
+}
+
+// Embedding: dropout mask sbh (/t with SP) and the int64 token ids 8sb (first-stage extras).
+TEST(GptLayer, EmbeddingActivationBytes) {
+  const ModelConfig m = gpt3();
+  const std::int64_t b = 1, s = 2048, h = m.hidden;
+  for (std::int64_t t : {1, 8}) {
+    EXPECT_EQ(embedding_layer(m, shard(b, s, t)).activation_bytes(), static_cast<double>(s * b * h + 8 * s * b));
+    EXPECT_EQ(embedding_layer(m, shard(b, s, t, true)).activation_bytes(),
+              static_cast<double>(s * b * h / t + 8 * s * b));
+    EXPECT_EQ(embedding_layer(m, shard(b, s, t)).fwd_flops(), 0);
+  }
+}
+
+TEST(GptLayer, WiderElementsScaleActivations) {
+  ShardSpec fp32 = shard(1, 128, 2);
+  fp32.bytes_per_element = 4;
+  const Layer four = transformer_layer(small_gpt(), fp32);
+  const Layer two = transformer_layer(small_gpt(), shard(1, 128, 2));
+  // Everything but the 1-byte dropout masks doubles.
+  const double masks = find_op(two, "attn_dropout").activation_bytes + find_op(two, "proj_dropout").activation_bytes +
+                       find_op(two, "mlp_dropout").activation_bytes;
+  EXPECT_EQ(four.activation_bytes(), 2 * (two.activation_bytes() - masks) + masks);
+  EXPECT_EQ(four.fwd_flops(), two.fwd_flops());
+}
+
+TEST(GptLayer, RejectsShapesTheShardingCannotSplit) {
+  const ModelConfig m = small_gpt();  // 8 heads, ffn 1024
+  EXPECT_THROW(transformer_layer(m, shard(1, 128, 3)), std::invalid_argument);
+  EXPECT_THROW(transformer_layer(m, shard(1, 130, 4, true)), std::invalid_argument);
+  EXPECT_THROW(transformer_layer(m, shard(0, 128, 1)), std::invalid_argument);
+  EXPECT_THROW(transformer_layer(m, shard(1, 0, 1)), std::invalid_argument);
+  EXPECT_THROW(embedding_layer(m, shard(1, 1024, 1)), std::invalid_argument);  // > max_positions
+  ModelConfig odd = m;
+  odd.hidden = 250;  // 8 heads do not divide it
+  EXPECT_THROW(transformer_layer(odd, shard(1, 128, 1)), std::invalid_argument);
+  try {
+    transformer_layer(m, shard(1, 128, 16));
+    FAIL() << "expected a throw";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_EQ(std::string(error.what()), "models: tensor=16 does not divide heads=8");
+  }
+  // A vocabulary t does not divide is padded: each shard holds ceil(V/t) rows.
+  ModelConfig ragged = m;
+  ragged.vocab = 1001;
+  EXPECT_EQ(find_op(embedding_layer(ragged, shard(1, 128, 4)), "word_embedding").params, 251 * m.hidden);
+}
+
+}  // namespace
+}  // namespace trainsim::models
