@@ -1,6 +1,7 @@
 #include "sim/flow_network.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -155,6 +156,7 @@ void FlowNetwork::pop_finished(Time now, std::vector<std::uint32_t>& tags) {
       const std::uint32_t l = fl.route[i];
       std::vector<FlowId>& on = flows_on_link_[l];
       const auto it = std::find(on.begin(), on.end(), f);
+      assert(it != on.end() && "FlowNetwork: a finished flow is missing from its link");
       *it = on.back();
       on.pop_back();
       // The remaining flows of this link may now form several components; each is

@@ -1,1 +1,324 @@
-// placeholder: written by its owner
+#include "sim/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "sim/detail/plan_check.hpp"
+
+namespace trainsim::sim {
+
+namespace detail {
+
+std::string PlanProblems::join(const std::string& prefix) const {
+  std::string out = prefix;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    out += i == 0 ? ": " : "; ";
+    out += shown[i];
+  }
+  if (total > shown.size()) out += " (and " + std::to_string(total - shown.size()) + " more problems)";
+  return out;
+}
+
+namespace {
+
+std::string task_name(const Plan& p, std::size_t t) {
+  return "task " + std::to_string(t) + " (device " + std::to_string(p.device[t]) + ", stream " +
+         std::to_string(p.stream[t]) + ")";
+}
+
+bool bad_bytes(double b) { return !(b >= 0.0) || !std::isfinite(b); }
+
+}  // namespace
+
+PlanProblems check_plan(const Plan& p, std::size_t num_links) {
+  PlanProblems out;
+  const std::size_t n = p.size();
+  const auto size_ok = [&](std::size_t got, const char* name) {
+    if (got != n) {
+      out.add([&] {
+        return std::string("per-task array ") + name + " has " + std::to_string(got) + " entries but the plan has " +
+               std::to_string(n) + " tasks";
+      });
+    }
+  };
+  size_ok(p.device.size(), "device");
+  size_ok(p.stream.size(), "stream");
+  size_ok(p.category.size(), "category");
+  size_ok(p.label.size(), "label");
+  size_ok(p.micro_batch.size(), "micro_batch");
+  size_ok(p.duration.size(), "duration");
+  size_ok(p.comm.size(), "comm");
+  size_ok(p.mem_class.size(), "mem_class");
+  size_ok(p.alloc_bytes.size(), "alloc_bytes");
+  size_ok(p.free_bytes.size(), "free_bytes");
+  if (n >= NONE) {
+    out.add([&] { return "the plan has " + std::to_string(n) + " tasks; task ids must stay below 2^32 - 1"; });
+  }
+  if (p.succ_offset.size() != n + 1 || p.succ_offset.front() != 0 || p.succ_offset.back() != p.succ.size()) {
+    out.add([&] {
+      return "succ_offset must have tasks + 1 = " + std::to_string(n + 1) + " entries from 0 to succ.size() = " +
+             std::to_string(p.succ.size()) + " (has " + std::to_string(p.succ_offset.size()) + ")";
+    });
+  }
+  if (!out.empty()) return out;  // the checks below index these arrays
+
+  const std::size_t classes = p.mem_class_names.size();
+  for (std::size_t t = 0; t < n; ++t) {
+    if (p.device[t] >= p.num_devices) {
+      out.add([&] { return task_name(p, t) + " is on device " + std::to_string(p.device[t]) +
+                           " but num_devices = " + std::to_string(p.num_devices); });
+    }
+    if (p.stream[t] >= p.streams_per_device) {
+      out.add([&] { return task_name(p, t) + " is on stream " + std::to_string(p.stream[t]) +
+                           " but streams_per_device = " + std::to_string(p.streams_per_device); });
+    }
+    if (p.kind[t] == TaskKind::COMPUTE) {
+      if (p.duration[t] < Time::zero()) {
+        out.add([&] { return task_name(p, t) + " has a negative duration (" + std::to_string(p.duration[t].ps) + " ps)"; });
+      }
+    } else if (p.kind[t] == TaskKind::COMM) {
+      if (p.comm[t] >= p.comms.size()) {
+        out.add([&] { return task_name(p, t) + " names comm instance " + std::to_string(p.comm[t]) +
+                             " but the plan has " + std::to_string(p.comms.size()); });
+      }
+    } else {
+      out.add([&] { return task_name(p, t) + " has an unknown kind " + std::to_string(static_cast<int>(p.kind[t])); });
+    }
+    if (p.alloc_bytes[t] < 0 || p.free_bytes[t] < 0) {
+      out.add([&] { return task_name(p, t) + " has negative alloc_bytes or free_bytes"; });
+    }
+    if ((p.alloc_bytes[t] != 0 || p.free_bytes[t] != 0) && p.mem_class[t] >= classes) {
+      out.add([&] { return task_name(p, t) + " uses memory class " + std::to_string(p.mem_class[t]) +
+                           " but the plan names " + std::to_string(classes) + " classes"; });
+    }
+    if (!p.category_names.empty() && p.category[t] >= p.category_names.size()) {
+      out.add([&] { return task_name(p, t) + " has category " + std::to_string(p.category[t]) +
+                           " but the plan names " + std::to_string(p.category_names.size()); });
+    }
+    if (!p.label_names.empty() && p.label[t] >= p.label_names.size()) {
+      out.add([&] { return task_name(p, t) + " has label " + std::to_string(p.label[t]) + " but the plan names " +
+                           std::to_string(p.label_names.size()); });
+    }
+    const std::uint32_t b = p.succ_offset[t];
+    const std::uint32_t e = p.succ_offset[t + 1];
+    if (e < b) {
+      out.add([&] { return "succ_offset decreases at task " + std::to_string(t); });
+      continue;
+    }
+    for (std::uint32_t i = b; i < e; ++i) {
+      if (p.succ[i] >= n) {
+        out.add([&] { return "edge " + std::to_string(t) + " -> " + std::to_string(p.succ[i]) +
+                             " ends outside the plan's " + std::to_string(n) + " tasks"; });
+      } else if (p.succ[i] == t) {
+        out.add([&] { return task_name(p, t) + " depends on itself"; });
+      }
+    }
+  }
+
+  // Participants per instance, grouped (counting sort) to check count and streams.
+  const std::size_t nc = p.comms.size();
+  std::vector<std::uint32_t> first(nc + 1, 0);
+  for (std::size_t t = 0; t < n; ++t) {
+    if (p.kind[t] == TaskKind::COMM && p.comm[t] < nc) ++first[p.comm[t] + 1];
+  }
+  for (std::size_t c = 0; c < nc; ++c) first[c + 1] += first[c];
+  std::vector<std::uint64_t> keys(first[nc]);
+  {
+    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+    for (std::size_t t = 0; t < n; ++t) {
+      if (p.kind[t] == TaskKind::COMM && p.comm[t] < nc) {
+        keys[fill[p.comm[t]]++] = std::uint64_t{p.device[t]} << 8 | p.stream[t];
+      }
+    }
+  }
+  for (std::size_t c = 0; c < nc; ++c) {
+    const CommInstance& ci = p.comms[c];
+    const std::uint32_t count = first[c + 1] - first[c];
+    if (count != ci.participants) {
+      out.add([&] { return "comm instance " + std::to_string(c) + " has " + std::to_string(count) +
+                           " COMM tasks but participants = " + std::to_string(ci.participants); });
+    }
+    const auto kb = keys.begin() + first[c];
+    const auto ke = keys.begin() + first[c + 1];
+    std::sort(kb, ke);
+    const auto dup = std::adjacent_find(kb, ke);
+    if (dup != ke) {
+      out.add([&] { return "comm instance " + std::to_string(c) + " has two participants on device " +
+                           std::to_string(*dup >> 8) + " stream " + std::to_string(*dup & 0xff) +
+                           " (the second could never reach the rendezvous)"; });
+    }
+    if (ci.pattern != NONE && ci.pattern >= p.patterns.size()) {
+      out.add([&] { return "comm instance " + std::to_string(c) + " names pattern " + std::to_string(ci.pattern) +
+                           " but the plan has " + std::to_string(p.patterns.size()) + " patterns"; });
+    }
+    if (bad_bytes(ci.bytes)) {
+      out.add([&] { return "comm instance " + std::to_string(c) + " has bytes = " + std::to_string(ci.bytes) +
+                           " (must be finite and >= 0)"; });
+    }
+    if (ci.fixed_duration < Time::zero()) {
+      out.add([&] { return "comm instance " + std::to_string(c) + " has a negative fixed_duration"; });
+    }
+  }
+
+  for (std::size_t pi = 0; pi < p.patterns.size(); ++pi) {
+    const CommPattern& pat = p.patterns[pi];
+    const auto pname = [&] { return "pattern " + std::to_string(pi) + " (" + pat.name + ")"; };
+    if (pat.latency < Time::zero()) out.add([&] { return pname() + " has a negative latency"; });
+    for (std::size_t fi = 0; fi < pat.flows.size(); ++fi) {
+      const FlowTemplate& ft = pat.flows[fi];
+      if (ft.route_begin > ft.route_end || ft.route_end > pat.route_links.size()) {
+        out.add([&] { return pname() + " flow " + std::to_string(fi) + " has route [" + std::to_string(ft.route_begin) +
+                             ", " + std::to_string(ft.route_end) + ") outside its " +
+                             std::to_string(pat.route_links.size()) + " route links"; });
+      }
+      if (bad_bytes(ft.bytes_per_unit)) {
+        out.add([&] { return pname() + " flow " + std::to_string(fi) + " has bytes_per_unit = " +
+                             std::to_string(ft.bytes_per_unit) + " (must be finite and >= 0)"; });
+      }
+    }
+    if (num_links != NO_LINK_CHECK) {
+      for (const std::uint32_t l : pat.route_links) {
+        if (l >= num_links) {
+          out.add([&] { return pname() + " routes over link " + std::to_string(l) + " but the network has " +
+                               std::to_string(num_links) + " links"; });
+          break;
+        }
+      }
+    }
+  }
+
+  if (p.initial_memory.size() != std::size_t{p.num_devices} * classes) {
+    out.add([&] { return "initial_memory has " + std::to_string(p.initial_memory.size()) +
+                         " entries, expected num_devices x memory classes = " +
+                         std::to_string(std::size_t{p.num_devices} * classes); });
+  }
+  return out;
+}
+
+}  // namespace detail
+
+PlanBuilder::PlanBuilder(std::uint32_t num_devices, std::uint32_t streams_per_device,
+                         std::vector<std::string> category_names, std::vector<std::string> mem_class_names) {
+  plan_.num_devices = num_devices;
+  plan_.streams_per_device = streams_per_device;
+  plan_.category_names = std::move(category_names);
+  plan_.mem_class_names = std::move(mem_class_names);
+  plan_.initial_memory.assign(std::size_t{num_devices} * plan_.mem_class_names.size(), 0);
+}
+
+std::uint16_t PlanBuilder::label(const std::string& name) {
+  const auto it = label_index_.find(name);
+  if (it != label_index_.end()) return it->second;
+  if (plan_.label_names.size() > 0xffff) {
+    throw std::logic_error("PlanBuilder::label: more than 65536 distinct labels (adding \"" + name + "\")");
+  }
+  const auto id = static_cast<std::uint16_t>(plan_.label_names.size());
+  plan_.label_names.push_back(name);
+  label_index_.emplace(name, id);
+  return id;
+}
+
+std::uint32_t PlanBuilder::add_pattern(CommPattern pattern) {
+  plan_.patterns.push_back(std::move(pattern));
+  return static_cast<std::uint32_t>(plan_.patterns.size() - 1);
+}
+
+std::uint32_t PlanBuilder::add_comm(CommInstance instance) {
+  plan_.comms.push_back(instance);
+  return static_cast<std::uint32_t>(plan_.comms.size() - 1);
+}
+
+TaskId PlanBuilder::add_task(const TaskSpec& spec, TaskKind k) {
+  const auto id = static_cast<TaskId>(plan_.kind.size());
+  plan_.kind.push_back(k);
+  plan_.device.push_back(spec.device);
+  plan_.stream.push_back(spec.stream);
+  plan_.category.push_back(spec.category);
+  plan_.label.push_back(spec.label);
+  plan_.micro_batch.push_back(spec.micro_batch);
+  plan_.duration.push_back(Time::zero());
+  plan_.comm.push_back(NONE);
+  plan_.mem_class.push_back(spec.mem_class);
+  plan_.alloc_bytes.push_back(spec.alloc_bytes);
+  plan_.free_bytes.push_back(spec.free_bytes);
+  return id;
+}
+
+TaskId PlanBuilder::add_compute(const TaskSpec& spec, Time duration) {
+  const TaskId id = add_task(spec, TaskKind::COMPUTE);
+  plan_.duration.back() = duration;
+  return id;
+}
+
+TaskId PlanBuilder::add_comm_task(const TaskSpec& spec, std::uint32_t comm) {
+  const TaskId id = add_task(spec, TaskKind::COMM);
+  plan_.comm.back() = comm;
+  return id;
+}
+
+void PlanBuilder::add_edge(TaskId from, TaskId to) { edges_.emplace_back(from, to); }
+
+void PlanBuilder::set_initial_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t bytes) {
+  const std::size_t classes = plan_.mem_class_names.size();
+  if (device >= plan_.num_devices || mem_class >= classes) {
+    throw std::out_of_range("PlanBuilder::set_initial_memory: device " + std::to_string(device) + ", memory class " +
+                            std::to_string(mem_class) + " is outside " + std::to_string(plan_.num_devices) +
+                            " devices x " + std::to_string(classes) + " classes");
+  }
+  plan_.initial_memory[std::size_t{device} * classes + mem_class] = bytes;
+}
+
+// Duplicate edges are merged: a successor appears once in its predecessor's list, so the
+// engine's predecessor counts need no special case.
+Plan PlanBuilder::finish() && {
+  const std::size_t n = plan_.size();
+  detail::PlanProblems problems;
+  if (edges_.size() >= NONE) {
+    problems.add([&] { return std::to_string(edges_.size()) + " edges; the CSR needs fewer than 2^32 - 1"; });
+  }
+  for (std::size_t i = 0; i < edges_.size(); ++i) {
+    const auto [a, b] = edges_[i];
+    if (a >= n || b >= n) {
+      problems.add([&] { return "edge " + std::to_string(i) + " (" + std::to_string(a) + " -> " + std::to_string(b) +
+                                ") names task " + std::to_string(a >= n ? a : b) + " but the plan has " +
+                                std::to_string(n) + " tasks"; });
+    } else if (a == b) {
+      problems.add([&] { return "task " + std::to_string(a) + " depends on itself (edge " + std::to_string(i) + ")"; });
+    }
+  }
+  if (!problems.empty()) throw std::logic_error(problems.join("PlanBuilder::finish"));
+
+  // CSR by counting sort on the source, then each row sorted and deduplicated.
+  std::vector<std::uint32_t> offset(n + 1, 0);
+  for (const auto& e : edges_) ++offset[e.first + 1];
+  for (std::size_t t = 0; t < n; ++t) offset[t + 1] += offset[t];
+  std::vector<TaskId> succ(edges_.size());
+  {
+    std::vector<std::uint32_t> fill(offset.begin(), offset.end() - 1);
+    for (const auto& e : edges_) succ[fill[e.first]++] = e.second;
+  }
+  edges_.clear();
+  edges_.shrink_to_fit();
+  std::uint32_t out = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    const auto b = succ.begin() + offset[t];
+    const auto e = succ.begin() + offset[t + 1];
+    std::sort(b, e);
+    const auto last = std::unique(b, e);
+    offset[t] = out;
+    for (auto it = b; it != last; ++it) succ[out++] = *it;
+  }
+  offset[n] = out;
+  succ.resize(out);
+  plan_.succ_offset = std::move(offset);
+  plan_.succ = std::move(succ);
+
+  problems = detail::check_plan(plan_, detail::NO_LINK_CHECK);
+  if (!problems.empty()) throw std::logic_error(problems.join("PlanBuilder::finish"));
+  return std::move(plan_);
+}
+
+}  // namespace trainsim::sim

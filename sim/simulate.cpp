@@ -1,1 +1,316 @@
-// placeholder: written by its owner
+#include "sim/simulate.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "sim/detail/flow_network_access.hpp"
+#include "sim/detail/plan_check.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/flow_network.hpp"
+
+// Order of what happens at one instant t (fixed, so runs are bit-for-bit reproducible):
+//  1. network flows finishing at t, by flow id (their instances' ends are scheduled as
+//     events, at t + latency);
+//  2. events at t, FIFO by the sequence in which they were scheduled;
+//  3. once nothing else is due at t, the network re-solves every component that a start
+//     or finish touched at t, once; new flows that finish at t then go back to 1.
+// A task that ends frees its memory, then releases its successors in increasing id order,
+// then the next task of its stream. A released COMPUTE task starts at once (its end is an
+// event); a released COMM task arrives at its rendezvous, and the last arrival starts the
+// instance: its participants start in increasing task id order and its flows start in
+// template order. Memory peaks are taken after every single change in that order.
+
+namespace trainsim::sim {
+
+namespace {
+
+enum EventKind : std::uint32_t { TASK_END = 0, COMM_END = 1 };
+
+enum TaskState : std::uint8_t { WAITING = 0, AT_RENDEZVOUS, RUNNING, DONE };
+
+std::string format_time(Time t) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "t=%.6f us (%lld ps)", static_cast<double>(t.ps) * 1e-6,
+                static_cast<long long>(t.ps));
+  return buf;
+}
+
+class Engine {
+ public:
+  Engine(const Plan& plan, const NetworkSpec& network, const SimulateOptions& options)
+      : plan_(plan), options_(options), net_(network.capacity_bytes_per_s) {}
+
+  Timeline run();
+
+ private:
+  void prepare();
+  void make_ready(TaskId t);
+  void start_comm(std::uint32_t c);
+  void finish_task(TaskId t);
+  void change_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t delta);
+  void handle_network_finishes();
+  [[noreturn]] void report_deadlock() const;
+
+  const Plan& plan_;
+  const SimulateOptions& options_;
+  FlowNetwork net_;
+  EventQueue queue_;
+  Timeline tl_;
+  Time now_;
+
+  std::vector<std::uint32_t> pending_;         // unfinished predecessors + unfinished stream predecessor
+  std::vector<TaskId> next_in_stream_;
+  std::vector<std::uint8_t> state_;
+  std::vector<std::uint32_t> part_offset_;     // CSR: the COMM tasks of each instance, by id
+  std::vector<TaskId> part_tasks_;
+  std::vector<std::uint32_t> arrived_;         // per instance
+  std::vector<std::uint32_t> flows_left_;      // per instance
+  std::vector<std::uint32_t> finished_tags_;   // reused for every batch of network finishes
+  std::vector<std::int64_t> mem_;              // [device * classes + class]
+  std::vector<std::int64_t> mem_total_;        // per device
+  std::size_t classes_ = 0;
+  std::size_t tasks_done_ = 0;
+};
+
+void Engine::prepare() {
+  const std::size_t n = plan_.size();
+  pending_.assign(n, 0);
+  for (const TaskId s : plan_.succ) ++pending_[s];
+  next_in_stream_.assign(n, NONE);
+  {
+    std::vector<TaskId> last(std::size_t{plan_.num_devices} * plan_.streams_per_device, NONE);
+    for (std::size_t t = 0; t < n; ++t) {
+      const std::size_t key = std::size_t{plan_.device[t]} * plan_.streams_per_device + plan_.stream[t];
+      if (last[key] != NONE) {
+        next_in_stream_[last[key]] = static_cast<TaskId>(t);
+        ++pending_[t];
+      }
+      last[key] = static_cast<TaskId>(t);
+    }
+  }
+  state_.assign(n, WAITING);
+
+  const std::size_t nc = plan_.comms.size();
+  part_offset_.assign(nc + 1, 0);
+  for (std::size_t t = 0; t < n; ++t) {
+    if (plan_.kind[t] == TaskKind::COMM) ++part_offset_[plan_.comm[t] + 1];
+  }
+  for (std::size_t c = 0; c < nc; ++c) part_offset_[c + 1] += part_offset_[c];
+  part_tasks_.resize(part_offset_[nc]);
+  {
+    std::vector<std::uint32_t> fill(part_offset_.begin(), part_offset_.end() - 1);
+    for (std::size_t t = 0; t < n; ++t) {
+      if (plan_.kind[t] == TaskKind::COMM) part_tasks_[fill[plan_.comm[t]]++] = static_cast<TaskId>(t);
+    }
+  }
+  arrived_.assign(nc, 0);
+  flows_left_.assign(nc, 0);
+
+  classes_ = plan_.mem_class_names.size();
+  mem_ = plan_.initial_memory;
+  mem_total_.assign(plan_.num_devices, 0);
+  tl_.memory.resize(plan_.num_devices);
+  for (std::uint32_t d = 0; d < plan_.num_devices; ++d) {
+    std::int64_t total = 0;
+    for (std::size_t k = 0; k < classes_; ++k) total += mem_[d * classes_ + k];
+    mem_total_[d] = total;
+    DeviceMemory& dm = tl_.memory[d];
+    dm.peak_bytes = total;
+    dm.peak_time = Time::zero();
+    dm.at_peak.assign(mem_.begin() + static_cast<std::ptrdiff_t>(d * classes_),
+                      mem_.begin() + static_cast<std::ptrdiff_t>((d + 1) * classes_));
+    // The curve starts with the memory held before the first task.
+    if (options_.record_memory_curve) dm.curve.emplace_back(Time::zero(), total);
+  }
+
+  tl_.ready.assign(n, Time::zero());
+  tl_.start.assign(n, Time::zero());
+  tl_.end.assign(n, Time::zero());
+}
+
+void Engine::change_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t delta) {
+  const std::size_t base = std::size_t{device} * classes_;
+  mem_[base + mem_class] += delta;
+  const std::int64_t total = mem_total_[device] += delta;
+  DeviceMemory& dm = tl_.memory[device];
+  if (total > dm.peak_bytes) {
+    dm.peak_bytes = total;
+    dm.peak_time = now_;
+    std::copy_n(mem_.begin() + static_cast<std::ptrdiff_t>(base), classes_, dm.at_peak.begin());
+  }
+  if (options_.record_memory_curve) dm.curve.emplace_back(now_, total);
+}
+
+void Engine::make_ready(TaskId t) {
+  tl_.ready[t] = now_;
+  if (plan_.kind[t] == TaskKind::COMPUTE) {
+    state_[t] = RUNNING;
+    tl_.start[t] = now_;
+    if (plan_.alloc_bytes[t] != 0) change_memory(plan_.device[t], plan_.mem_class[t], plan_.alloc_bytes[t]);
+    queue_.push(now_ + plan_.duration[t], TASK_END, t);
+    return;
+  }
+  state_[t] = AT_RENDEZVOUS;
+  const std::uint32_t c = plan_.comm[t];
+  if (++arrived_[c] == plan_.comms[c].participants) start_comm(c);
+}
+
+void Engine::start_comm(std::uint32_t c) {
+  for (std::uint32_t i = part_offset_[c]; i < part_offset_[c + 1]; ++i) {
+    const TaskId t = part_tasks_[i];
+    state_[t] = RUNNING;
+    tl_.start[t] = now_;
+    if (plan_.alloc_bytes[t] != 0) change_memory(plan_.device[t], plan_.mem_class[t], plan_.alloc_bytes[t]);
+  }
+  const CommInstance& ci = plan_.comms[c];
+  if (ci.pattern == NONE) {
+    queue_.push(now_ + ci.fixed_duration, COMM_END, c);
+    return;
+  }
+  const CommPattern& pat = plan_.patterns[ci.pattern];
+  if (pat.flows.empty()) {
+    queue_.push(now_ + pat.latency, COMM_END, c);
+    return;
+  }
+  flows_left_[c] = static_cast<std::uint32_t>(pat.flows.size());
+  for (const FlowTemplate& ft : pat.flows) {
+    const std::span<const std::uint32_t> route(pat.route_links.data() + ft.route_begin, ft.route_end - ft.route_begin);
+    detail::FlowNetworkAccess::start_borrowed(net_, now_, route, ft.bytes_per_unit * ci.bytes, c);
+  }
+  tl_.flows += pat.flows.size();
+}
+
+void Engine::finish_task(TaskId t) {
+  state_[t] = DONE;
+  tl_.end[t] = now_;
+  ++tasks_done_;
+  if (plan_.free_bytes[t] != 0) change_memory(plan_.device[t], plan_.mem_class[t], -plan_.free_bytes[t]);
+  const std::uint32_t b = plan_.succ_offset[t];
+  const std::uint32_t e = plan_.succ_offset[t + 1];
+  for (std::uint32_t i = b; i < e; ++i) {
+    const TaskId s = plan_.succ[i];
+    if (--pending_[s] == 0) make_ready(s);
+  }
+  const TaskId next = next_in_stream_[t];
+  if (next != NONE && --pending_[next] == 0) make_ready(next);
+}
+
+void Engine::handle_network_finishes() {
+  finished_tags_.clear();
+  detail::FlowNetworkAccess::pop_finished(net_, now_, finished_tags_);
+  tl_.events += finished_tags_.size();
+  for (const std::uint32_t c : finished_tags_) {
+    if (--flows_left_[c] == 0) queue_.push(now_ + plan_.patterns[plan_.comms[c].pattern].latency, COMM_END, c);
+  }
+}
+
+Timeline Engine::run() {
+  prepare();
+  const std::size_t n = plan_.size();
+  queue_.reserve(1024);
+  now_ = Time::zero();
+  for (std::size_t t = 0; t < n; ++t) {
+    if (pending_[t] == 0) make_ready(static_cast<TaskId>(t));
+  }
+
+  for (;;) {
+    const Time net_next = net_.next_finish();
+    if (net_next <= now_) {
+      handle_network_finishes();
+      continue;
+    }
+    if (!queue_.empty() && queue_.top().time <= now_) {
+      const Event ev = queue_.pop();
+      ++tl_.events;
+      if (ev.kind == TASK_END) {
+        finish_task(ev.payload);
+      } else {
+        for (std::uint32_t i = part_offset_[ev.payload]; i < part_offset_[ev.payload + 1]; ++i) {
+          finish_task(part_tasks_[i]);
+        }
+      }
+      continue;
+    }
+    // Nothing else is due now: settle the rates of everything that started or finished.
+    if (detail::FlowNetworkAccess::dirty(net_)) {
+      detail::FlowNetworkAccess::flush(net_, now_);
+      continue;
+    }
+    const Time next = std::min(net_next, queue_.empty() ? Time::max() : queue_.top().time);
+    if (next == Time::max()) break;
+    assert(next > now_ && "simulate: time must move forward");
+    now_ = next;
+  }
+
+  if (tasks_done_ != n) report_deadlock();
+  tl_.makespan = Time::zero();
+  for (const Time e : tl_.end) tl_.makespan = std::max(tl_.makespan, e);
+  return std::move(tl_);
+}
+
+void Engine::report_deadlock() const {
+  const std::size_t n = plan_.size();
+  // The tasks worth naming are the heads of the streams that still have work: everything
+  // else is queued behind one of them.
+  constexpr std::size_t MAX_NAMED = 5;
+  std::vector<TaskId> stuck;
+  std::size_t streams_stuck = 0;
+  std::vector<std::uint8_t> seen(std::size_t{plan_.num_devices} * plan_.streams_per_device, 0);
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t key = std::size_t{plan_.device[t]} * plan_.streams_per_device + plan_.stream[t];
+    if (state_[t] == DONE || seen[key]) continue;
+    seen[key] = 1;  // streams run in id order: the first unfinished task is the head
+    ++streams_stuck;
+    if (stuck.size() < MAX_NAMED) stuck.push_back(static_cast<TaskId>(t));
+  }
+  // Unfinished predecessors of the named tasks (one pass over the edges; this is the error path).
+  std::vector<std::vector<TaskId>> waits_on(stuck.size());
+  for (std::size_t u = 0; u < n; ++u) {
+    if (state_[u] == DONE) continue;
+    for (const TaskId s : plan_.successors(static_cast<TaskId>(u))) {
+      const auto it = std::find(stuck.begin(), stuck.end(), s);
+      if (it != stuck.end()) waits_on[static_cast<std::size_t>(it - stuck.begin())].push_back(static_cast<TaskId>(u));
+    }
+  }
+
+  std::string msg = "simulate: deadlock at " + format_time(now_) + ": " + std::to_string(n - tasks_done_) + " of " +
+                    std::to_string(n) + " tasks can never finish; " + std::to_string(streams_stuck) +
+                    " stream(s) are blocked at:";
+  for (std::size_t i = 0; i < stuck.size(); ++i) {
+    const TaskId t = stuck[i];
+    msg += "\n  task " + std::to_string(t) + " (device " + std::to_string(plan_.device[t]) + ", stream " +
+           std::to_string(plan_.stream[t]) + ", ";
+    if (plan_.kind[t] == TaskKind::COMPUTE) {
+      msg += "COMPUTE";
+    } else {
+      const std::uint32_t c = plan_.comm[t];
+      msg += "COMM instance " + std::to_string(c) + ", " + std::to_string(arrived_[c]) + " of " +
+             std::to_string(plan_.comms[c].participants) + " participants at the rendezvous";
+    }
+    const std::vector<TaskId>& w = waits_on[i];
+    msg += "): " + std::to_string(w.size()) + " unfinished predecessor(s)";
+    for (std::size_t j = 0; j < w.size() && j < 3; ++j) msg += (j == 0 ? ": " : ", ") + std::to_string(w[j]);
+    if (w.size() > 3) msg += ", ...";
+    if (state_[t] == AT_RENDEZVOUS) msg += ", waiting for the other participants";
+  }
+  if (net_.active_flows() > 0) {
+    msg += "\n  " + std::to_string(net_.active_flows()) +
+           " network flow(s) can never finish (a rate of zero or a duration beyond the time range)";
+  }
+  throw std::runtime_error(msg);
+}
+
+}  // namespace
+
+Timeline simulate(const Plan& plan, const NetworkSpec& network, const SimulateOptions& options) {
+  const detail::PlanProblems problems = detail::check_plan(plan, network.capacity_bytes_per_s.size());
+  if (!problems.empty()) throw std::invalid_argument(problems.join("simulate: invalid plan"));
+  Engine engine(plan, network, options);
+  return engine.run();
+}
+
+}  // namespace trainsim::sim

@@ -1,2 +1,234 @@
+#include "hardware/gpu_profile.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
-TEST(Placeholder, Builds) {}
+
+#include "hardware/detail/embedded_profiles.hpp"
+
+namespace trainsim::hardware {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+
+// The shipped text of a profile, to derive broken variants from.
+std::string shipped_text(const std::string& name) {
+  for (const auto& e : detail::embedded_profiles()) {
+    if (e.name == name) return e.text;
+  }
+  ADD_FAILURE() << "no embedded profile " << name;
+  return {};
+}
+
+// 1-based line of the first occurrence of `needle` in `text`.
+int line_of(const std::string& text, const std::string& needle) {
+  const auto pos = text.find(needle);
+  EXPECT_NE(pos, std::string::npos) << needle;
+  int line = 1;
+  for (std::size_t i = 0; i < pos; ++i) line += text[i] == '\n';
+  return line;
+}
+
+std::string replace_once(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos) text.replace(pos, from.size(), to);
+  return text;
+}
+
+TEST(GpuProfile, NamesAreSortedAndComplete) {
+  EXPECT_EQ(profile_names(), (std::vector<std::string>{"a100-80gb", "h100-sxm", "h200"}));
+}
+
+TEST(GpuProfile, UnknownNameIsNullopt) {
+  EXPECT_FALSE(find_profile("h100").has_value());
+  EXPECT_FALSE(find_profile("").has_value());
+}
+
+// Every Cited constant of every shipped profile has a source and a positive value, except
+// the documented zeros (a peak of 0 = no such tensor cores: A100 FP8).
+TEST(GpuProfile, EveryShippedConstantIsPositiveAndCited) {
+  for (const auto& name : profile_names()) {
+    SCOPED_TRACE(name);
+    const auto p = find_profile(name);
+    ASSERT_TRUE(p.has_value());
+    EXPECT_EQ(p->name(), name);
+    EXPECT_FALSE(p->description().empty());
+    const auto* d = GpuProfile::descriptor();
+    const auto* r = p->GetReflection();
+    int cited_fields = 0;
+    for (int i = 0; i < d->field_count(); ++i) {
+      const FieldDescriptor* f = d->field(i);
+      if (f->type() != FieldDescriptor::TYPE_MESSAGE) continue;
+      SCOPED_TRACE(f->name());
+      ASSERT_TRUE(r->HasField(*p, f));
+      if (f->message_type() == Cited::descriptor()) {
+        ++cited_fields;
+        const auto& c = static_cast<const Cited&>(r->GetMessage(*p, f));
+        EXPECT_FALSE(c.source().empty());
+        const bool documented_zero = name == "a100-80gb" && f->name() == "peak_fp8_flops";
+        if (documented_zero) {
+          EXPECT_EQ(c.value(), 0.0);
+        } else {
+          EXPECT_GT(c.value(), 0.0);
+        }
+      } else {
+        const auto& curve = static_cast<const EfficiencyCurve&>(r->GetMessage(*p, f));
+        EXPECT_FALSE(curve.source().empty());
+        EXPECT_GE(curve.point_size(), 1);
+        for (const auto& pt : curve.point()) {
+          EXPECT_GT(pt.x(), 0.0);
+          EXPECT_GT(pt.efficiency(), 0.0);
+          EXPECT_LE(pt.efficiency(), 1.0);
+        }
+      }
+    }
+    EXPECT_EQ(cited_fields, 15);
+    // Fractions really are fractions.
+    EXPECT_LE(p->memory_efficiency().value(), 1.0);
+    EXPECT_LE(p->nic_efficiency().value(), 1.0);
+  }
+}
+
+// Spot checks against reference §3.1, §1.2, §1.3, §2.4, §4.1-§4.4.
+TEST(GpuProfile, ShippedValuesMatchTheReference) {
+  const auto a100 = *find_profile("a100-80gb");
+  EXPECT_DOUBLE_EQ(a100.peak_bf16_flops().value(), 312e12);
+  EXPECT_DOUBLE_EQ(a100.hbm_bytes_per_s().value(), 2039e9);
+  EXPECT_DOUBLE_EQ(a100.hbm_capacity_bytes().value(), 80e9);
+  EXPECT_DOUBLE_EQ(a100.nvlink_bytes_per_s().value(), 240e9);
+  EXPECT_DOUBLE_EQ(a100.nic_efficiency().value(), 24.0 / 25.0);
+  EXPECT_DOUBLE_EQ(a100.pcie_bytes_per_s().value(), 25e9);
+  EXPECT_NEAR(a100.gemm_efficiency().point(3).efficiency(), 271.2 / 312, 1e-6);
+  EXPECT_NE(a100.gemm_efficiency().source().find("derived:"), std::string::npos);
+  EXPECT_NEAR(evaluate(a100.batched_gemm_efficiency(), 1e10), 187.0 / 312, 1e-6);
+
+  const auto h100 = *find_profile("h100-sxm");
+  EXPECT_DOUBLE_EQ(h100.peak_bf16_flops().value(), 989e12);
+  EXPECT_DOUBLE_EQ(h100.peak_fp8_flops().value(), 1979e12);
+  EXPECT_DOUBLE_EQ(h100.hbm_bytes_per_s().value(), 3.35e12);
+  EXPECT_DOUBLE_EQ(h100.nvlink_bytes_per_s().value(), 370.8e9);
+  EXPECT_DOUBLE_EQ(h100.nvlink_latency_s().value(), 3.4e-6);
+  EXPECT_DOUBLE_EQ(h100.network_latency_s().value(), 14e-6);
+  EXPECT_DOUBLE_EQ(h100.nic_efficiency().value(), 47.0 / 50.0);
+  EXPECT_DOUBLE_EQ(h100.memory_efficiency().value(), 0.675);
+  EXPECT_DOUBLE_EQ(h100.board_power_w().value(), 700);
+  // The square-GEMM sweep: 2N^3 FLOPs, TFLOPS/989, capped at MAMF 794.5/989.
+  EXPECT_NEAR(evaluate(h100.gemm_efficiency(), 2.0 * 2048 * 2048 * 2048), 676.6 / 989, 1e-6);
+  EXPECT_NEAR(evaluate(h100.gemm_efficiency(), 1e15), 794.5 / 989, 1e-6);
+  EXPECT_NEAR(evaluate(h100.batched_gemm_efficiency(), 14.0 * 512 * 512 * 128), 248.0 / 989, 1e-6);
+  EXPECT_NEAR(evaluate(h100.batched_gemm_efficiency(), 14.0 * 16384 * 16384 * 128), 338.0 / 989, 1e-6);
+
+  const auto h200 = *find_profile("h200");
+  EXPECT_DOUBLE_EQ(h200.hbm_bytes_per_s().value(), 4.8e12);
+  EXPECT_DOUBLE_EQ(h200.hbm_capacity_bytes().value(), 141e9);
+  EXPECT_DOUBLE_EQ(h200.peak_bf16_flops().value(), h100.peak_bf16_flops().value());
+  ASSERT_EQ(h200.gemm_efficiency().point_size(), h100.gemm_efficiency().point_size());
+  for (int i = 0; i < h200.gemm_efficiency().point_size(); ++i) {
+    EXPECT_EQ(h200.gemm_efficiency().point(i).efficiency(), h100.gemm_efficiency().point(i).efficiency());
+  }
+}
+
+TEST(GpuProfile, ShippedTextRoundTripsThroughParseProfile) {
+  GpuProfile p;
+  EXPECT_EQ(parse_profile(shipped_text("h100-sxm"), "h100-sxm.textproto", p), "");
+  EXPECT_EQ(p.name(), "h100-sxm");
+}
+
+TEST(GpuProfile, SyntaxErrorNamesOriginLineAndColumn) {
+  GpuProfile p;
+  const std::string error = parse_profile("name: \"x\"\n  bogus_field: 1\n", "my.textproto", p);
+  std::printf("syntax error: %s\n", error.c_str());
+  EXPECT_EQ(error.rfind("my.textproto:2:3: ", 0), 0u) << error;
+  EXPECT_NE(error.find("bogus_field"), std::string::npos) << error;
+  EXPECT_TRUE(p.name().empty()) << "a failed parse must leave the output untouched";
+}
+
+TEST(GpuProfile, ValueOutOfRangePointsAtTheValue) {
+  const std::string text = replace_once(shipped_text("h100-sxm"), "value: 0.675", "value: 1.5");
+  GpuProfile p;
+  const std::string error = parse_profile(text, "bad.textproto", p);
+  const std::string expected = "bad.textproto:" + std::to_string(line_of(text, "value: 1.5")) +
+                               ":3: memory_efficiency.value: must be a fraction in (0, 1], got 1.5";
+  EXPECT_EQ(error, expected);
+}
+
+TEST(GpuProfile, MissingSourceAndEmptyCurveAreErrors) {
+  GpuProfile p;
+  std::string text = shipped_text("a100-80gb");
+  const auto start = text.find("board_power_w {");
+  const auto end = text.find("}", start);
+  text.replace(start, end - start + 1, "board_power_w { value: 400 }");
+  std::string error = parse_profile(text, "f", p);
+  EXPECT_EQ(error, "f:" + std::to_string(line_of(text, "board_power_w {")) +
+                       ":1: board_power_w: has no source (cite the datasheet, measurement or calibration)");
+
+  text = shipped_text("h200");
+  for (int i = 0; i < 2; ++i) {
+    const auto s = text.find("point { x: ", text.find("batched_gemm_efficiency"));
+    text.erase(s, text.find('\n', s) - s);
+  }
+  error = parse_profile(text, "f", p);
+  EXPECT_EQ(error, "f:" + std::to_string(line_of(text, "batched_gemm_efficiency {")) +
+                       ":1: batched_gemm_efficiency: has no points (an empty curve has no efficiency to give)");
+}
+
+TEST(GpuProfile, MissingFieldAndWrongVariableAreReportedTogether) {
+  std::string text = shipped_text("h100-sxm");
+  const auto start = text.find("pcie_bytes_per_s {");
+  text.erase(start);
+  text = replace_once(text, "variable: \"gemm_flops\"", "variable: \"flops\"");
+  GpuProfile p;
+  const std::string error = parse_profile(text, "f", p);
+  std::printf("errors:\n%s\n", error.c_str());
+  EXPECT_NE(error.find("f:" + std::to_string(line_of(text, "variable: \"flops\"")) +
+                       ":3: gemm_efficiency.variable: variable is 'flops', expected 'gemm_flops'"),
+            std::string::npos);
+  EXPECT_NE(error.find("f:1:1: pcie_bytes_per_s: missing"), std::string::npos);
+}
+
+TEST(GpuProfile, CurvePointsMustIncrease) {
+  std::string text = replace_once(shipped_text("h100-sxm"), "x: 17179869184", "x: 1000");
+  GpuProfile p;
+  const std::string error = parse_profile(text, "f", p);
+  EXPECT_NE(error.find("gemm_efficiency.point[1].x: x must increase from point to point: 1000 after 2.14748e+09"),
+            std::string::npos)
+      << error;
+}
+
+EfficiencyCurve curve(std::initializer_list<std::pair<double, double>> points) {
+  EfficiencyCurve c;
+  c.set_variable("test");
+  for (const auto& [x, e] : points) {
+    auto* p = c.add_point();
+    p->set_x(x);
+    p->set_efficiency(e);
+  }
+  return c;
+}
+
+TEST(Evaluate, InterpolatesLinearlyInLog2) {
+  const auto c = curve({{1024, 0.2}, {4096, 0.6}, {8192, 0.8}});
+  EXPECT_DOUBLE_EQ(evaluate(c, 1024), 0.2);
+  EXPECT_DOUBLE_EQ(evaluate(c, 2048), 0.4);  // halfway in log2 between 2^10 and 2^12
+  EXPECT_NEAR(evaluate(c, std::exp2(10.5)), 0.3, 1e-12);
+  EXPECT_DOUBLE_EQ(evaluate(c, 4096), 0.6);
+  EXPECT_NEAR(evaluate(c, std::exp2(12.5)), 0.7, 1e-12);
+}
+
+TEST(Evaluate, ClampsFlatBeyondTheEnds) {
+  const auto c = curve({{1024, 0.2}, {4096, 0.6}});
+  EXPECT_DOUBLE_EQ(evaluate(c, 1), 0.2);
+  EXPECT_DOUBLE_EQ(evaluate(c, 0), 0.2);
+  EXPECT_DOUBLE_EQ(evaluate(c, -5), 0.2);
+  EXPECT_DOUBLE_EQ(evaluate(c, 1e30), 0.6);
+  EXPECT_DOUBLE_EQ(evaluate(curve({{100, 0.5}}), 1), 0.5);
+  EXPECT_DOUBLE_EQ(evaluate(curve({{100, 0.5}}), 1e9), 0.5);
+}
+
+TEST(Evaluate, EmptyCurveThrows) { EXPECT_THROW(evaluate(curve({}), 1.0), std::invalid_argument); }
+
+}  // namespace
+}  // namespace trainsim::hardware

@@ -264,10 +264,12 @@ TEST(GptLayer, TensorParallelBoundaries) {
     }
     EXPECT_EQ(marked, (std::vector<std::string>{"qkv:enter", "proj:exit", "fc1:enter", "fc2:exit"}));
   }
-  const Op& word = find_op(embedding_layer(m, shard(b, s, 4)), "word_embedding");
+  const Layer embedding = embedding_layer(m, shard(b, s, 4));
+  const Op& word = find_op(embedding, "word_embedding");
   EXPECT_EQ(word.tp_boundary, TpBoundary::EXIT);
   EXPECT_EQ(word.tp_comm_bytes, full);
-  const Op& logits = find_op(head_layer(m, shard(b, s, 4)), "logits");
+  const Layer head = head_layer(m, shard(b, s, 4));
+  const Op& logits = find_op(head, "logits");
   EXPECT_EQ(logits.tp_boundary, TpBoundary::ENTER);
   EXPECT_EQ(logits.tp_comm_bytes, full);
 }

@@ -1,0 +1,301 @@
+#include "scenarios/detail/parse.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+#include <fmt/format.h>
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/json_util.h>
+
+#include "scenarios/detail/schema.hpp"
+
+namespace trainsim::scenarios::detail {
+namespace {
+
+namespace pb = google::protobuf;
+
+// The schema nests three messages deep (cluster.fabric.fat_tree); anything far deeper is
+// not a scenario. Protobuf 3.21's text parser skips unknown fields recursively with no
+// depth limit, so deep nesting must be refused before it runs or it overflows the stack.
+constexpr int MAX_TEXT_DEPTH = 16;
+// Beyond this many parse errors the rest are noise from the same cause.
+constexpr std::size_t MAX_PARSE_DIAGNOSTICS = 50;
+
+const std::vector<std::pair<std::string_view, Format>>& extensions() {
+  static const std::vector<std::pair<std::string_view, Format>> table = {
+      {".textproto", Format::TEXT}, {".txtpb", Format::TEXT}, {".pbtxt", Format::TEXT},
+      {".textpb", Format::TEXT},    {".json", Format::JSON},
+  };
+  return table;
+}
+
+std::string line_of(const std::string& text, int line0) {
+  std::size_t begin = 0;
+  for (int i = 0; i < line0; ++i) {
+    begin = text.find('\n', begin);
+    if (begin == std::string::npos) return "";
+    ++begin;
+  }
+  std::size_t end = text.find('\n', begin);
+  return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// 1-based line and column of byte `offset`.
+std::pair<int, int> position_of(const std::string& text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return {line, static_cast<int>(offset - line_start) + 1};
+}
+
+// Collects the text parser's reports as Diagnostics, rewording the ones a user meets
+// most (unknown field, unknown enum value) to name the field path and the valid choices.
+class TextErrorCollector final : public pb::io::ErrorCollector {
+ public:
+  TextErrorCollector(const std::string& text, const std::string& file, std::vector<Diagnostic>& out)
+      : text_(text), file_(file), out_(out) {}
+
+  // Unknown fields arrive as warnings because the parser is told to skip them (so that
+  // every unknown field is reported, not only the first); they are still errors here.
+  void AddWarning(int line, pb::io::ColumnNumber column, const std::string& message) override {
+    if (message.find("has no field named") != std::string::npos) AddError(line, column, message);
+  }
+
+  void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
+    ++errors_;
+    if (out_.size() >= MAX_PARSE_DIAGNOSTICS) return;
+    Diagnostic d{file_, line >= 0 ? line + 1 : 0, line >= 0 && column >= 0 ? column + 1 : 0, "", message};
+    static const std::regex unknown_field(R"(^Message type "([^"]*)" has no field named "([^"]*)"\.$)");
+    static const std::regex unknown_enum(R"(^Unknown enumeration value of "(.*)" for field "([^"]*)"\.$)");
+    static const std::regex repeated(R"(^Non-repeated field "([^"]*)" is specified multiple times\.$)");
+    std::smatch m;
+    if (std::regex_match(message, m, unknown_field)) {
+      const pb::Descriptor* type = pb::DescriptorPool::generated_pool()->FindMessageTypeByName(m[1]);
+      std::string name = m[2];
+      if (type != nullptr) {
+        std::string parent = path_of(type);
+        d.field = parent.empty() ? name : parent + "." + name;
+        d.message = unknown_field_message(type, name, false);
+      }
+      // The parser reports the token after the name; point at the name itself.
+      if (line >= 0 && column > 0) {
+        std::string source = line_of(text_, line);
+        std::size_t at = source.rfind(name, static_cast<std::size_t>(column));
+        if (at != std::string::npos && at + name.size() <= static_cast<std::size_t>(column)) {
+          d.column = static_cast<int>(at) + 1;
+        }
+      }
+    } else if (std::regex_match(message, m, unknown_enum)) {
+      std::vector<std::string> paths = paths_named(m[2].str());
+      // Field names of enum type are unique in the schema, so the name finds the path.
+      if (paths.size() == 1 && field_at(paths[0])->enum_type() != nullptr) {
+        d.field = paths[0];
+        d.message = unknown_enum_message(field_at(paths[0])->enum_type(), m[1].str());
+      }
+    } else if (std::regex_match(message, m, repeated)) {
+      std::vector<std::string> paths = paths_named(m[1].str());
+      d.field = paths.size() == 1 ? paths[0] : m[1].str();
+      d.message = "given more than once (it is not a list: write it once)";
+    }
+    out_.push_back(std::move(d));
+  }
+
+  int errors() const { return errors_; }
+
+ private:
+  const std::string& text_;
+  const std::string& file_;
+  std::vector<Diagnostic>& out_;
+  int errors_ = 0;
+};
+
+class SilentErrorCollector final : public pb::io::ErrorCollector {
+ public:
+  void AddError(int, pb::io::ColumnNumber, const std::string&) override {}
+};
+
+// Refuses nesting deeper than any scenario can have (see MAX_TEXT_DEPTH). Tokenizes as
+// the text parser does so that braces inside strings and comments do not count.
+bool check_depth(const std::string& text, const std::string& file, std::vector<Diagnostic>& out) {
+  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  SilentErrorCollector silent;
+  pb::io::Tokenizer tokenizer(&input, &silent);
+  tokenizer.set_comment_style(pb::io::Tokenizer::SH_COMMENT_STYLE);
+  tokenizer.set_allow_f_after_float(true);
+  tokenizer.set_require_space_after_number(false);
+  tokenizer.set_allow_multiline_strings(true);
+  int depth = 0;
+  while (tokenizer.Next()) {
+    const auto& token = tokenizer.current();
+    if (token.type != pb::io::Tokenizer::TYPE_SYMBOL) continue;
+    if (token.text == "{" || token.text == "<" || token.text == "[") {
+      if (++depth > MAX_TEXT_DEPTH) {
+        out.push_back({file, token.line + 1, token.column + 1, "",
+                       fmt::format("nested more than {} levels deep; a scenario nests at most 3 "
+                                   "(cluster {{ fabric {{ fat_tree {{ … }} }} }})",
+                                   MAX_TEXT_DEPTH)});
+        return false;
+      }
+    } else if (token.text == "}" || token.text == ">" || token.text == "]") {
+      depth = std::max(0, depth - 1);
+    }
+  }
+  return true;
+}
+
+std::string describe_type(const std::string& type) {
+  if (type == "TYPE_INT64" || type == "TYPE_INT32" || type == "TYPE_UINT64" || type == "TYPE_UINT32") {
+    return "an integer";
+  }
+  if (type == "TYPE_DOUBLE" || type == "TYPE_FLOAT") return "a number";
+  if (type == "TYPE_STRING") return "a string";
+  if (type == "TYPE_BOOL") return "true or false";
+  return "";
+}
+
+// Rewords one JsonStringToMessage status message (protobuf 3.21's wording) as a Diagnostic.
+Diagnostic json_diagnostic(const std::string& message, const std::string& text, const std::string& file) {
+  Diagnostic d{file, 0, 0, "", message};
+  // Syntax errors: "what\n<up to 20 bytes either side>\n<spaces>^". Finding the snippet in
+  // the input recovers the position, which protobuf does not report.
+  if (std::size_t first = message.find('\n'); first != std::string::npos) {
+    std::size_t last = message.rfind('\n');
+    std::string caret = message.substr(last + 1);
+    d.message = "invalid JSON: " + message.substr(0, first);
+    if (last > first && !caret.empty() && caret.back() == '^') {
+      std::string snippet = message.substr(first + 1, last - first - 1);
+      std::size_t offset = caret.size() - 1;
+      std::size_t at = text.find(snippet);
+      bool unique = at != std::string::npos && text.find(snippet, at + 1) == std::string::npos;
+      if (!unique && text.compare(0, snippet.size(), snippet) == 0 && offset < 20) at = 0, unique = true;
+      if (unique) std::tie(d.line, d.column) = position_of(text, at + offset);
+    }
+    return d;
+  }
+  static const std::regex unknown_field(R"(^(?:\(([^)]*)\) )?(.*): Cannot find field\.$)");
+  static const std::regex invalid_value(R"(^\(([^)]*)\): invalid value (.*) for type (.*)$)");
+  static const std::regex repeated(R"(^oneof field '_([^']*)' is already set\. Cannot set '([^']*)'$)");
+  static const std::regex located(R"(^\(([^)]*)\):? (.*)$)");
+  std::smatch m;
+  if (std::regex_match(message, m, unknown_field)) {
+    std::string parent = m[1];
+    std::string name = m[2];
+    const pb::Descriptor* type = Scenario::descriptor();
+    if (!parent.empty()) {
+      const pb::FieldDescriptor* f = field_at(parent);
+      type = f != nullptr ? f->message_type() : nullptr;
+    }
+    d.field = parent.empty() ? name : parent + "." + name;
+    d.message = type != nullptr ? unknown_field_message(type, name, true) : "unknown field " + quote(name);
+  } else if (std::regex_match(message, m, invalid_value)) {
+    std::string path = m[1];
+    std::string value = m[2];
+    std::string type = m[3];
+    std::smatch r;
+    if (type == "oneof" && std::regex_match(value, r, repeated)) {
+      // proto3 `optional` fields are one-field oneofs; a field given under both its proto
+      // and its JSON name lands here.
+      d.field = path.empty() ? r[1].str() : path + "." + r[1].str();
+      d.message = "given more than once (its proto and JSON names are the same field: write it once)";
+      return d;
+    }
+    d.field = path;
+    const pb::FieldDescriptor* f = field_at(path);
+    if (f != nullptr && f->enum_type() != nullptr) {
+      bool is_name = value.size() >= 2 && value.front() == '"' && value.back() == '"';
+      d.message = unknown_enum_message(f->enum_type(), is_name ? value.substr(1, value.size() - 2) : value,
+                                       !is_name);
+    } else if (f != nullptr && f->message_type() != nullptr) {
+      d.message = fmt::format("invalid value {}: expected an object {{ … }} with fields {}", value,
+                              join(field_names(f->message_type())));
+    } else if (std::string expected = describe_type(type); !expected.empty()) {
+      d.message = fmt::format("invalid value {}: expected {}", value, expected);
+    } else {
+      d.message = fmt::format("invalid value {}", value);
+    }
+  } else if (std::regex_match(message, m, located)) {
+    d.field = m[1];
+    d.message = m[2];
+  } else if (message.starts_with(": ")) {
+    d.message = message.substr(2);
+  }
+  return d;
+}
+
+}  // namespace
+
+std::optional<Format> format_for(std::string_view file) {
+  std::string lower(file);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const auto& [extension, format] : extensions()) {
+    if (lower.ends_with(extension)) return format;
+  }
+  return std::nullopt;
+}
+
+std::string valid_extensions() {
+  std::vector<std::string> names;
+  for (const auto& [extension, format] : extensions()) names.emplace_back(extension);
+  return join(names);
+}
+
+bool parse_text(const std::string& text, const std::string& file, Scenario& out,
+                pb::TextFormat::ParseInfoTree& tree, std::vector<Diagnostic>& diagnostics) {
+  std::size_t before = diagnostics.size();
+  if (!check_depth(text, file, diagnostics)) return false;
+  TextErrorCollector errors(text, file, diagnostics);
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  parser.WriteLocationsTo(&tree);
+  parser.AllowUnknownField(true);
+  parser.SetRecursionLimit(MAX_TEXT_DEPTH);
+  bool parsed = parser.ParseFromString(text, &out);
+  if (errors.errors() > static_cast<int>(MAX_PARSE_DIAGNOSTICS)) {
+    diagnostics.push_back({file, 0, 0, "",
+                           fmt::format("{} more errors not shown", errors.errors() - MAX_PARSE_DIAGNOSTICS)});
+  }
+  return parsed && diagnostics.size() == before;
+}
+
+bool parse_json(const std::string& text, const std::string& file, Scenario& out,
+                std::vector<Diagnostic>& diagnostics) {
+  pb::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto status = pb::util::JsonStringToMessage(text, &out, options);
+  if (status.ok()) return true;
+  diagnostics.push_back(json_diagnostic(std::string(status.message()), text, file));
+  return false;
+}
+
+std::pair<int, int> Locator::locate(std::string_view path) const {
+  std::pair<int, int> best{0, 0};
+  const pb::TextFormat::ParseInfoTree* tree = tree_;
+  const pb::Descriptor* type = Scenario::descriptor();
+  while (tree != nullptr && type != nullptr && !path.empty()) {
+    std::size_t dot = path.find('.');
+    std::string name(path.substr(0, dot));
+    path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+    const pb::FieldDescriptor* field = type->FindFieldByName(name);
+    // The tree asserts on a repeated field without an index; the schema has none.
+    if (field == nullptr || field->is_repeated()) break;
+    pb::TextFormat::ParseLocation at = tree->GetLocation(field, -1);
+    if (at.line < 0) break;
+    best = {at.line + 1, at.column + 1};
+    if (field->message_type() == nullptr) break;
+    tree = tree->GetTreeForNested(field, -1);
+    type = field->message_type();
+  }
+  return best;
+}
+
+}  // namespace trainsim::scenarios::detail

@@ -1,0 +1,629 @@
+#include "scenarios/detail/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "hardware/gpu_profile.hpp"
+#include "hardware/node_presets.hpp"
+#include "models/presets.hpp"
+#include "scenarios/detail/parse.hpp"
+#include "scenarios/detail/schema.hpp"
+#include "strategies/registry.hpp"
+
+namespace trainsim::scenarios::detail {
+namespace {
+
+using Int = std::int64_t;
+using MaybeInt = std::optional<Int>;
+
+// Lists of valid values stop here; a longer list helps nobody read the message.
+constexpr std::size_t MAX_LISTED = 24;
+// Divisors are found by trial division up to the square root; numbers beyond this are
+// no real model's and get no list (keeps the loader fast on hostile input).
+constexpr Int MAX_FACTORED = 1'000'000'000'000;
+
+// Products of user numbers can overflow int64 on hostile input; nullopt when they do.
+MaybeInt multiply(Int a, Int b) {
+  Int product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) return std::nullopt;
+  return product;
+}
+
+// The divisors of n that are at most `limit`, as "1, 2, 4, 8".
+std::string divisors(Int n, Int limit) {
+  if (n <= 0 || n > MAX_FACTORED) return "";
+  std::vector<Int> low;
+  std::vector<Int> high;
+  for (Int d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  std::vector<std::string> shown;
+  for (Int d : low) {
+    if (d > limit) break;
+    if (shown.size() == MAX_LISTED) {
+      shown.emplace_back("…");
+      break;
+    }
+    shown.push_back(std::to_string(d));
+  }
+  return join(shown);
+}
+
+// " (valid: …)" or nothing when there is nothing to list.
+std::string valid_list(const std::string& values) { return values.empty() ? "" : fmt::format(" (valid: {})", values); }
+
+std::string suggestion(const std::string& written, const std::vector<std::string>& names) {
+  std::string guess = closest(written, names);
+  return guess.empty() ? "" : fmt::format("; did you mean {}?", quote(guess));
+}
+
+class Validator {
+ public:
+  Validator(const Scenario& scenario, const std::string& file,
+            const google::protobuf::TextFormat::ParseInfoTree* tree)
+      : s_(scenario), file_(file), locator_(tree) {}
+
+  LoadResult run() {
+    resolve_training_sizes();
+    resolve_model();
+    resolve_cluster();
+    check_training();
+    resolve_parallel();
+    check_batch();
+    resolve_strategy();
+    if (errors_.empty()) check_resolved();
+    if (!errors_.empty()) {
+      // File order, as a compiler reports; errors without a position keep their order last.
+      std::stable_sort(errors_.begin(), errors_.end(), [](const Diagnostic& a, const Diagnostic& b) {
+        auto key = [](const Diagnostic& d) { return std::pair(d.line == 0 ? INT32_MAX : d.line, d.column); };
+        return key(a) < key(b);
+      });
+      return std::move(errors_);
+    }
+    return build();
+  }
+
+ private:
+  void error(const std::string& path, std::string message) {
+    auto [line, column] = locator_.locate(path);
+    errors_.push_back({file_, line, column, path, std::move(message)});
+  }
+  void note(std::string message) { notes_.push_back(std::move(message)); }
+
+  // A written size field (rule 4): its value when positive, else an error and nullopt.
+  MaybeInt size(const std::string& path, Int value) {
+    if (value > 0) return value;
+    error(path, fmt::format("must be a positive integer, got {}", value));
+    return std::nullopt;
+  }
+  // A size field with a default: the written value, else the default (noted).
+  MaybeInt size_or(const std::string& path, bool has, Int value, Int fallback) {
+    if (has) return size(path, value);
+    note(fmt::format("{} defaulted to {}", path, fallback));
+    return fallback;
+  }
+  // A required size field of `section`; a missing one is reported with `what` it means.
+  MaybeInt required(const std::string& path, bool has, Int value, const char* what) {
+    if (has) return size(path, value);
+    error(path, fmt::format("missing: {}", what));
+    return std::nullopt;
+  }
+
+  void resolve_training_sizes() {
+    const Training& t = s_.training();
+    if (!s_.has_training()) {
+      error("training", "missing: give sequence_length and global_batch_size, e.g. "
+                        "training { sequence_length: 2048 global_batch_size: 512 }");
+    } else {
+      sequence_ = required("training.sequence_length", t.has_sequence_length(), t.sequence_length(),
+                           "give the tokens per sequence (e.g. 2048)");
+      global_batch_ = required("training.global_batch_size", t.has_global_batch_size(), t.global_batch_size(),
+                               "give the sequences per iteration (e.g. 512)");
+    }
+    micro_batch_ = size_or("training.micro_batch_size", t.has_micro_batch_size(), t.micro_batch_size(), 1);
+  }
+
+  void resolve_model() {
+    const Model& m = s_.model();
+    bool preset_named = !m.preset().empty();
+    if (preset_named) {
+      preset_ = models::find_preset(m.preset());
+      if (!preset_) {
+        error("model.preset", fmt::format("unknown model preset {}{} (known: {})", quote(m.preset()),
+                                          suggestion(m.preset(), models::preset_names()),
+                                          join(models::preset_names())));
+      }
+    }
+    const models::ModelConfig* p = preset_ ? &*preset_ : nullptr;
+    // Written fields override the preset's.
+    auto field = [&](const char* path, bool has, Int value, Int preset_value) -> MaybeInt {
+      if (has) return size(path, value);
+      if (p != nullptr && preset_value > 0) return preset_value;
+      return std::nullopt;
+    };
+    layers_ = field("model.num_layers", m.has_num_layers(), m.num_layers(), p ? p->layers : 0);
+    hidden_ = field("model.hidden_size", m.has_hidden_size(), m.hidden_size(), p ? p->hidden : 0);
+    heads_ = field("model.num_attention_heads", m.has_num_attention_heads(), m.num_attention_heads(),
+                   p ? p->heads : 0);
+    vocab_ = field("model.vocab_size", m.has_vocab_size(), m.vocab_size(), p ? p->vocab : 0);
+
+    if (!preset_named) {
+      const std::string need = fmt::format(
+          "without a preset the model needs num_layers, hidden_size, num_attention_heads and vocab_size "
+          "(or name a preset: {})",
+          join(models::preset_names()));
+      if (!s_.has_model()) {
+        error("model", "missing: " + need);
+      } else {
+        if (!m.has_num_layers()) error("model.num_layers", "missing: " + need);
+        if (!m.has_hidden_size()) error("model.hidden_size", "missing: " + need);
+        if (!m.has_num_attention_heads()) error("model.num_attention_heads", "missing: " + need);
+        if (!m.has_vocab_size()) error("model.vocab_size", "missing: " + need);
+      }
+    }
+
+    bool family_known = true;
+    switch (m.family()) {
+      case FAMILY_UNSPECIFIED:
+        if (p != nullptr) {
+          family_ = p->family;
+        } else {
+          family_ = models::Family::GPT;
+          note("model.family defaulted to GPT");
+        }
+        break;
+      case GPT: family_ = models::Family::GPT; break;
+      case LLAMA: family_ = models::Family::LLAMA; break;
+      default:
+        family_known = false;
+        error("model.family", unknown_enum_message(Family_descriptor(), std::to_string(m.family()), true));
+    }
+
+    // Grouped-query attention: a multi-head preset keeps groups = heads when heads change.
+    if (m.has_num_query_groups()) {
+      kv_ = size("model.num_query_groups", m.num_query_groups());
+    } else if (p != nullptr && p->kv_heads > 0 && !(m.has_num_attention_heads() && p->kv_heads == p->heads)) {
+      kv_ = p->kv_heads;
+    } else if (heads_) {
+      kv_ = heads_;
+      note(fmt::format("model.num_query_groups defaulted to num_attention_heads = {}", *heads_));
+    }
+
+    // GPT's MLP is 4 × hidden; a GPT preset keeps that ratio when hidden_size changes.
+    if (m.has_ffn_hidden_size()) {
+      ffn_ = size("model.ffn_hidden_size", m.ffn_hidden_size());
+    } else if (p != nullptr && p->ffn_hidden > 0 &&
+               !(family_ == models::Family::GPT && m.has_hidden_size() && p->ffn_hidden == 4 * p->hidden)) {
+      ffn_ = p->ffn_hidden;
+    } else if (family_ == models::Family::GPT) {
+      if (hidden_) {
+        ffn_ = multiply(4, *hidden_);
+        if (ffn_) note(fmt::format("model.ffn_hidden_size defaulted to 4 × hidden_size = {}", *ffn_));
+      }
+    } else if (family_known && s_.has_model()) {
+      error("model.ffn_hidden_size",
+            "missing: LLAMA models need it (SwiGLU's inner size is no fixed multiple of hidden_size; "
+            "e.g. 28672 for Llama-3-70B)");
+    }
+
+    // GPT learns a position table; LLAMA's rotary embeddings have none.
+    if (family_ == models::Family::GPT) {
+      if (m.has_max_position_embeddings()) {
+        positions_ = size("model.max_position_embeddings", m.max_position_embeddings());
+      } else if (p != nullptr && p->family == models::Family::GPT && p->max_positions > 0) {
+        positions_ = p->max_positions;
+      } else if (sequence_) {
+        positions_ = sequence_;
+        note(fmt::format("model.max_position_embeddings defaulted to training.sequence_length = {}", *sequence_));
+      }
+    } else {
+      if (m.has_max_position_embeddings() && size("model.max_position_embeddings", m.max_position_embeddings())) {
+        note("model.max_position_embeddings ignored: LLAMA models use rotary position embeddings, no table");
+      }
+      positions_ = 0;
+    }
+
+    if (hidden_ && heads_ && *hidden_ % *heads_ != 0) {
+      error(m.has_num_attention_heads() || !m.has_hidden_size() ? "model.num_attention_heads" : "model.hidden_size",
+            fmt::format("hidden_size={} is not divisible by num_attention_heads={} (each head takes an equal "
+                        "share of hidden_size; valid num_attention_heads: {})",
+                        *hidden_, *heads_, divisors(*hidden_, *hidden_)));
+    }
+    if (heads_ && kv_ && *heads_ % *kv_ != 0) {
+      error(m.has_num_query_groups() ? "model.num_query_groups" : "model.num_attention_heads",
+            fmt::format("num_query_groups={} does not divide num_attention_heads={}{}", *kv_, *heads_,
+                        valid_list(divisors(*heads_, *heads_))));
+    }
+  }
+
+  void resolve_cluster() {
+    const Cluster& c = s_.cluster();
+    if (!s_.has_cluster()) {
+      error("cluster", fmt::format("missing: name a node preset and the node count, e.g. cluster {{ preset: "
+                                   "\"dgx-h100\" nodes: 4 }} (node presets: {})",
+                                   join(hardware::node_preset_names())));
+      return;
+    }
+    bool preset_named = !c.preset().empty();
+    if (preset_named) {
+      node_ = hardware::find_node_preset(c.preset());
+      if (!node_) {
+        error("cluster.preset", fmt::format("unknown node preset {}{} (known: {})", quote(c.preset()),
+                                            suggestion(c.preset(), hardware::node_preset_names()),
+                                            join(hardware::node_preset_names())));
+      }
+    }
+
+    std::string& gpu_name = gpu_name_;
+    if (node_) {
+      gpu_name = node_->gpu;
+      if (!c.gpu().empty() && c.gpu() != node_->gpu) {
+        error("cluster.gpu", fmt::format("{} conflicts with node preset {}, whose GPU is {}: drop cluster.gpu, "
+                                         "or drop cluster.preset and give gpu and gpus_per_node",
+                                         quote(c.gpu()), quote(node_->name), quote(node_->gpu)));
+      }
+    } else if (!c.gpu().empty()) {
+      gpu_name = c.gpu();
+    } else if (!preset_named) {
+      error("cluster.gpu", fmt::format("missing: name a node preset (cluster.preset: {}) or a GPU profile "
+                                       "(cluster.gpu: {}) with gpus_per_node",
+                                       join(hardware::node_preset_names()), join(hardware::profile_names())));
+    }
+    if (!gpu_name.empty()) {
+      gpu_ = hardware::find_profile(gpu_name);
+      if (!gpu_ && node_) {
+        error("cluster.preset", fmt::format("node preset {} names GPU profile {}, which is not shipped (known: {})",
+                                            quote(node_->name), quote(gpu_name), join(hardware::profile_names())));
+      } else if (!gpu_) {
+        error("cluster.gpu", fmt::format("unknown GPU profile {}{} (known: {})", quote(gpu_name),
+                                         suggestion(gpu_name, hardware::profile_names()),
+                                         join(hardware::profile_names())));
+      }
+    }
+
+    if (c.has_gpus_per_node()) {
+      gpus_per_node_ = size("cluster.gpus_per_node", c.gpus_per_node());
+      if (node_ && gpus_per_node_ && *gpus_per_node_ != node_->gpus_per_node) {
+        error("cluster.gpus_per_node", fmt::format("gpus_per_node={} conflicts with node preset {}, which has {} "
+                                                   "GPUs per node: drop one of them",
+                                                   *gpus_per_node_, quote(node_->name), node_->gpus_per_node));
+        gpus_per_node_.reset();
+      }
+    } else if (node_) {
+      gpus_per_node_ = node_->gpus_per_node;
+    } else if (!preset_named) {
+      error("cluster.gpus_per_node", "missing: without a node preset, give the GPUs per node (e.g. 8)");
+    }
+
+    nodes_ = required("cluster.nodes", c.has_nodes(), c.nodes(), "give the number of nodes");
+    if (nodes_ && gpus_per_node_) {
+      gpus_ = multiply(*nodes_, *gpus_per_node_);
+      if (!gpus_) {
+        error("cluster.nodes", fmt::format("nodes={} × gpus_per_node={} GPUs is more than any cluster holds",
+                                           *nodes_, *gpus_per_node_));
+      }
+    }
+
+    const FatTree& tree = c.fabric().fat_tree();
+    if (tree.has_nic_gbps()) {
+      if (std::isfinite(tree.nic_gbps()) && tree.nic_gbps() > 0) {
+        nic_gbps_ = tree.nic_gbps();
+      } else {
+        error("cluster.fabric.fat_tree.nic_gbps",
+              fmt::format("must be a positive number (Gb/s per GPU NIC), got {}", tree.nic_gbps()));
+      }
+    } else if (node_) {
+      nic_gbps_ = node_->nic_gbps;
+      note(fmt::format("cluster.fabric.fat_tree.nic_gbps defaulted to {} (the NIC rate of {})", node_->nic_gbps,
+                       node_->name));
+    } else if (!preset_named) {
+      error("cluster.fabric.fat_tree.nic_gbps",
+            "missing: without a node preset, give each GPU's NIC line rate in Gb/s "
+            "(e.g. 200 for HDR InfiniBand, 400 for NDR)");
+    }
+    if (tree.has_oversubscription()) {
+      if (std::isfinite(tree.oversubscription()) && tree.oversubscription() >= 1) {
+        oversubscription_ = tree.oversubscription();
+      } else {
+        error("cluster.fabric.fat_tree.oversubscription",
+              fmt::format("must be ≥ 1 (leaf down/up bandwidth ratio; 1 is non-blocking), got {}",
+                          tree.oversubscription()));
+      }
+    } else {
+      oversubscription_ = 1.0;
+      note("cluster.fabric.fat_tree.oversubscription defaulted to 1 (non-blocking)");
+    }
+    nodes_per_leaf_ = size_or("cluster.fabric.fat_tree.nodes_per_leaf", tree.has_nodes_per_leaf(),
+                              tree.nodes_per_leaf(), 32);
+  }
+
+  void check_training() {
+    const Training& t = s_.training();
+    switch (t.precision()) {
+      case PRECISION_UNSPECIFIED:
+        dtype_ = hardware::Dtype::BF16;
+        note("training.precision defaulted to BF16");
+        break;
+      case BF16: dtype_ = hardware::Dtype::BF16; break;
+      case FP16: dtype_ = hardware::Dtype::FP16; break;
+      case FP8: dtype_ = hardware::Dtype::FP8; break;
+      default:
+        error("training.precision", unknown_enum_message(Precision_descriptor(), std::to_string(t.precision()), true));
+    }
+    if (dtype_ == hardware::Dtype::FP8 && gpu_ && !(gpu_->peak_fp8_flops().value() > 0)) {
+      error("training.precision", fmt::format("FP8 needs FP8 tensor cores, which GPU {} lacks (its profile's "
+                                              "peak_fp8_flops is 0); use BF16 or FP16",
+                                              quote(gpu_->name())));
+    }
+    switch (t.optimizer()) {
+      case OPTIMIZER_UNSPECIFIED: note("training.optimizer defaulted to ADAM"); break;
+      case ADAM: break;
+      case SGD:
+        // The spec carries no optimizer: the strategies model Adam's states, so accepting
+        // SGD would silently simulate Adam.
+        error("training.optimizer", "SGD is not modelled yet (optimizer states and step are modelled for "
+                                    "Adam: fp32 master weights and two moments); use ADAM");
+        break;
+      default:
+        error("training.optimizer", unknown_enum_message(Optimizer_descriptor(), std::to_string(t.optimizer()), true));
+    }
+    if (family_ == models::Family::GPT && sequence_ && positions_ && *sequence_ > *positions_) {
+      error("training.sequence_length",
+            fmt::format("sequence_length={} exceeds the model's max_position_embeddings={} (GPT learns one "
+                        "position embedding per token position): use sequence_length ≤ {} or set "
+                        "model.max_position_embeddings",
+                        *sequence_, *positions_, *positions_));
+    }
+  }
+
+  void resolve_parallel() {
+    const Parallel& p = s_.parallel();
+    tensor_ = size_or("parallel.tensor", p.has_tensor(), p.tensor(), 1);
+    pipeline_ = size_or("parallel.pipeline", p.has_pipeline(), p.pipeline(), 1);
+    virtual_stages_ = size_or("parallel.virtual_stages", p.has_virtual_stages(), p.virtual_stages(), 1);
+    MaybeInt tp = tensor_ && pipeline_ ? multiply(*tensor_, *pipeline_) : std::nullopt;
+
+    if (p.has_data()) {
+      data_ = size("parallel.data", p.data());
+      if (data_ && tp && gpus_) {
+        MaybeInt product = multiply(*tp, *data_);
+        if (product != gpus_) {
+          error("parallel.data",
+                fmt::format("tensor × pipeline × data = {} × {} × {} = {}, but the cluster has {} GPUs ({} nodes × {})",
+                            *tensor_, *pipeline_, *data_, product ? std::to_string(*product) : "more than int64",
+                            *gpus_, *nodes_, *gpus_per_node_));
+        }
+      }
+    } else if (tp && gpus_) {
+      if (*gpus_ % *tp == 0) {
+        data_ = *gpus_ / *tp;
+        note(fmt::format("parallel.data derived as {} = {} / ({} × {})", *data_, *gpus_, *tensor_, *pipeline_));
+      } else {
+        error("parallel.data",
+              fmt::format("cannot be derived: {} GPUs / (tensor {} × pipeline {}) = {:.4g} is not an integer; "
+                          "choose tensor × pipeline dividing {}",
+                          *gpus_, *tensor_, *pipeline_, static_cast<double>(*gpus_) / static_cast<double>(*tp),
+                          *gpus_));
+      }
+    }
+
+    Int gpus = gpus_.value_or(INT64_MAX);
+    if (tensor_ && heads_ && *heads_ % *tensor_ != 0) {
+      error("parallel.tensor", fmt::format("tensor={} does not divide num_attention_heads={}{}", *tensor_, *heads_,
+                                           valid_list(divisors(*heads_, gpus))));
+    } else if (tensor_ && kv_ && *kv_ % *tensor_ != 0) {
+      error("parallel.tensor", fmt::format("tensor={} does not divide num_query_groups={}{}", *tensor_, *kv_,
+                                           valid_list(divisors(*kv_, gpus))));
+    }
+    if (pipeline_ && layers_ && *layers_ % *pipeline_ != 0) {
+      error("parallel.pipeline", fmt::format("pipeline={} does not divide num_layers={}{}", *pipeline_, *layers_,
+                                             valid_list(divisors(*layers_, gpus))));
+    } else if (virtual_stages_ && *virtual_stages_ > 1 && pipeline_) {
+      if (*pipeline_ == 1) {
+        error("parallel.virtual_stages",
+              fmt::format("virtual_stages={} needs pipeline > 1 (interleaving splits each pipeline stage's layers "
+                          "into chunks)",
+                          *virtual_stages_));
+      } else if (layers_) {
+        MaybeInt chunks = multiply(*pipeline_, *virtual_stages_);
+        if (!chunks || *layers_ % *chunks != 0) {
+          Int per_stage = *layers_ / *pipeline_;
+          error("parallel.virtual_stages",
+                fmt::format("virtual_stages={} needs num_layers={} divisible by pipeline × virtual_stages = {} × {} = "
+                            "{}{}",
+                            *virtual_stages_, *layers_, *pipeline_, *virtual_stages_,
+                            chunks ? std::to_string(*chunks) : "more than int64",
+                            valid_list(divisors(per_stage, per_stage))));
+        }
+      }
+    }
+    if (p.sequence_parallel() && tensor_ == 1) {
+      note("parallel.sequence_parallel has no effect with tensor = 1");
+    }
+  }
+
+  void check_batch() {
+    if (!global_batch_ || !micro_batch_ || !data_) return;
+    MaybeInt step = multiply(*micro_batch_, *data_);
+    if (step && *global_batch_ % *step == 0) return;
+    std::vector<std::string> nearest;
+    if (step) {
+      Int lower = *global_batch_ / *step * *step;
+      if (lower > 0) nearest.push_back(std::to_string(lower));
+      if (MaybeInt upper = lower <= INT64_MAX - *step ? MaybeInt(lower + *step) : std::nullopt) {
+        nearest.push_back(std::to_string(*upper));
+      }
+    }
+    error("training.global_batch_size",
+          fmt::format("global_batch_size={} is not divisible by micro_batch_size × data = {} × {} = {}{}",
+                      *global_batch_, *micro_batch_, *data_, step ? std::to_string(*step) : "more than int64",
+                      nearest.empty() ? "" : fmt::format(" (nearest valid: {})", join(nearest))));
+  }
+
+  void resolve_strategy() {
+    const Strategy& st = s_.strategy();
+    if (st.pipeline_schedule().empty()) {
+      schedule_ = "1f1b";
+      note("strategy.pipeline_schedule defaulted to \"1f1b\"");
+    } else {
+      schedule_ = st.pipeline_schedule();
+    }
+    std::vector<std::string> schedules = strategies::pass_names(strategies::PassKind::SCHEDULE);
+    if (std::find(schedules.begin(), schedules.end(), schedule_) == schedules.end()) {
+      error("strategy.pipeline_schedule", fmt::format("unknown pipeline schedule {}{} (registered: {})",
+                                                      quote(schedule_), suggestion(schedule_, schedules),
+                                                      join(schedules)));
+    }
+
+    if (!st.has_zero_stage()) {
+      zero_stage_ = 0;
+      note("strategy.zero_stage defaulted to 0");
+    } else if (st.zero_stage() >= 0 && st.zero_stage() <= 3) {
+      zero_stage_ = st.zero_stage();
+    } else {
+      error("strategy.zero_stage", fmt::format("must be 0, 1, 2 or 3 (ZeRO stage: 1 shards optimizer states, "
+                                               "2 also gradients, 3 also parameters), got {}",
+                                               st.zero_stage()));
+    }
+
+    static const std::vector<std::pair<std::string, strategies::Recompute>> recomputes = {
+        {"none", strategies::Recompute::NONE},
+        {"selective", strategies::Recompute::SELECTIVE},
+        {"full", strategies::Recompute::FULL},
+    };
+    if (st.recompute().empty()) {
+      recompute_ = strategies::Recompute::NONE;
+      note("strategy.recompute defaulted to \"none\"");
+    } else {
+      for (const auto& [name, value] : recomputes) {
+        if (st.recompute() == name) recompute_ = value;
+      }
+      if (!recompute_) {
+        error("strategy.recompute", fmt::format("unknown recompute {}{} (valid: none, selective, full)",
+                                                quote(st.recompute()),
+                                                suggestion(st.recompute(), {"none", "selective", "full"})));
+      }
+    }
+  }
+
+  // Every value build() reads must have been resolved when no error was reported; one that
+  // was not is a loader bug, reported rather than dereferenced.
+  void check_resolved() {
+    const std::vector<std::pair<const char*, bool>> resolved = {
+        {"model.num_layers", layers_.has_value()},
+        {"model.hidden_size", hidden_.has_value()},
+        {"model.num_attention_heads", heads_.has_value()},
+        {"model.num_query_groups", kv_.has_value()},
+        {"model.ffn_hidden_size", ffn_.has_value()},
+        {"model.vocab_size", vocab_.has_value()},
+        {"model.max_position_embeddings", positions_.has_value()},
+        {"cluster.gpu", gpu_.has_value()},
+        {"cluster.nodes", nodes_.has_value()},
+        {"cluster.gpus_per_node", gpus_per_node_.has_value()},
+        {"cluster.fabric.fat_tree.nic_gbps", nic_gbps_.has_value()},
+        {"cluster.fabric.fat_tree.oversubscription", oversubscription_.has_value()},
+        {"cluster.fabric.fat_tree.nodes_per_leaf", nodes_per_leaf_.has_value()},
+        {"training.sequence_length", sequence_.has_value()},
+        {"training.global_batch_size", global_batch_.has_value()},
+        {"training.micro_batch_size", micro_batch_.has_value()},
+        {"training.precision", dtype_.has_value()},
+        {"parallel.tensor", tensor_.has_value()},
+        {"parallel.pipeline", pipeline_.has_value()},
+        {"parallel.data", data_.has_value()},
+        {"parallel.virtual_stages", virtual_stages_.has_value()},
+        {"strategy.zero_stage", zero_stage_.has_value()},
+        {"strategy.recompute", recompute_.has_value()},
+    };
+    for (const auto& [path, ok] : resolved) {
+      if (!ok) error(path, "could not be resolved (a loader bug: please report it with this file)");
+    }
+  }
+
+  LoadedScenario build() const {
+    LoadedScenario out;
+    out.file = file_;
+    out.proto = s_;
+
+    models::ModelConfig& model = out.training.model;
+    model.name = preset_ ? s_.model().preset() : "custom";
+    model.family = family_;
+    model.layers = *layers_;
+    model.hidden = *hidden_;
+    model.heads = *heads_;
+    model.kv_heads = *kv_;
+    model.ffn_hidden = *ffn_;
+    model.vocab = *vocab_;
+    model.max_positions = family_ == models::Family::GPT ? *positions_ : 0;
+    model.tied_embedding = family_ == models::Family::GPT;
+
+    strategies::TrainingSpec& spec = out.training;
+    spec.sequence = *sequence_;
+    spec.global_batch = *global_batch_;
+    spec.micro_batch = *micro_batch_;
+    spec.dtype = *dtype_;
+    spec.layout.tensor = *tensor_;
+    spec.layout.pipeline = *pipeline_;
+    spec.layout.data = *data_;
+    spec.layout.sequence_parallel = s_.parallel().sequence_parallel();
+    spec.layout.virtual_stages = *virtual_stages_;
+    spec.pipeline_schedule = schedule_;
+    spec.zero_stage = *zero_stage_;
+    spec.recompute = *recompute_;
+    spec.overlap_grad_reduce = s_.strategy().overlap_grad_reduce();
+    spec.overlap_param_gather = s_.strategy().overlap_param_gather();
+    spec.overlap_tp_comm = s_.strategy().overlap_tp_comm();
+
+    out.cluster.gpu = gpu_name_;
+    out.cluster.nodes = *nodes_;
+    out.cluster.gpus_per_node = *gpus_per_node_;
+    out.cluster.nic_gbps = *nic_gbps_;
+    out.cluster.oversubscription = *oversubscription_;
+    out.cluster.nodes_per_leaf = *nodes_per_leaf_;
+    out.gpu = *gpu_;
+    out.notes = notes_;
+    return out;
+  }
+
+  const Scenario& s_;
+  const std::string& file_;
+  Locator locator_;
+  std::vector<Diagnostic> errors_;
+  std::vector<std::string> notes_;
+
+  std::optional<models::ModelConfig> preset_;
+  models::Family family_ = models::Family::GPT;
+  MaybeInt layers_, hidden_, heads_, kv_, ffn_, vocab_, positions_;
+
+  std::optional<hardware::NodePreset> node_;
+  std::string gpu_name_;  // the profile name, as the preset or cluster.gpu gives it
+  std::optional<hardware::GpuProfile> gpu_;
+  MaybeInt nodes_, gpus_per_node_, gpus_, nodes_per_leaf_;
+  std::optional<double> nic_gbps_, oversubscription_;
+
+  MaybeInt sequence_, global_batch_, micro_batch_;
+  std::optional<hardware::Dtype> dtype_;
+
+  MaybeInt tensor_, pipeline_, data_, virtual_stages_;
+
+  std::string schedule_;
+  MaybeInt zero_stage_;
+  std::optional<strategies::Recompute> recompute_;
+};
+
+}  // namespace
+
+LoadResult validate(const Scenario& scenario, const std::string& file,
+                    const google::protobuf::TextFormat::ParseInfoTree* tree) {
+  return Validator(scenario, file, tree).run();
+}
+
+}  // namespace trainsim::scenarios::detail

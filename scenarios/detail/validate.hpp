@@ -1,0 +1,17 @@
+#pragma once
+// The semantic rules of a scenario: presets resolved, defaults applied (each one noted),
+// every rule checked and every violation reported, then the specs the lower layers take.
+#include <string>
+
+#include <google/protobuf/text_format.h>
+
+#include "scenarios/loader.hpp"
+
+namespace trainsim::scenarios::detail {
+
+// `tree` holds where each field was written (text format); nullptr for JSON, whose
+// diagnostics then carry the field path without a line.
+LoadResult validate(const Scenario& scenario, const std::string& file,
+                    const google::protobuf::TextFormat::ParseInfoTree* tree);
+
+}  // namespace trainsim::scenarios::detail

@@ -1,0 +1,138 @@
+#include "hardware/cost_model.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "hardware/gpu_profile.hpp"
+
+namespace trainsim::hardware {
+namespace {
+
+CostModel model(const std::string& name) { return CostModel(*find_profile(name)); }
+
+// A 16384^3 BF16 GEMM is past the last point of the H100 curve (plateau = MAMF 794.5/989),
+// and its 1.6 GB of operands take far less than its FLOPs: time = flops / (989e12 · 0.803337)
+// plus one kernel overhead.
+TEST(CostModel, BigGemmIsComputeBoundAtPeakTimesEfficiency) {
+  const auto m = model("h100-sxm");
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.dtype = Dtype::BF16;
+  k.flops = 2.0 * 16384.0 * 16384.0 * 16384.0;
+  k.bytes = 3.0 * 16384.0 * 16384.0 * 2.0;
+  const double eff = m.profile().gemm_efficiency().point(3).efficiency();
+  EXPECT_DOUBLE_EQ(m.achieved_flops(k), 989e12 * eff);
+  const double expected = k.flops / (989e12 * eff) + 3e-6;
+  std::printf("16384^3 BF16 GEMM on H100: %.6f ms (%.1f TFLOP/s achieved)\n", m.seconds(k) * 1e3,
+              m.achieved_flops(k) / 1e12);
+  EXPECT_NEAR(m.seconds(k), expected, 1e-12);
+  EXPECT_EQ(m.time(k), sim::Time::from_seconds(expected));
+}
+
+TEST(CostModel, SmallGemmUsesTheCurve) {
+  const auto m = model("h100-sxm");
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.flops = 2.0 * 2048 * 2048 * 2048;
+  k.kernels = 0;
+  // The profile stores 676.6/989 to 6 digits.
+  EXPECT_NEAR(m.seconds(k), k.flops / 676.6e12, 1e-5 * k.flops / 676.6e12);
+}
+
+// A LayerNorm-like op: 1 GB moved, a few FLOPs per byte: memory-bound at hbm × 0.675.
+TEST(CostModel, ElementwiseOpIsMemoryBound) {
+  const auto m = model("a100-80gb");
+  Kernel k;
+  k.cls = KernelClass::MEMORY;
+  k.flops = 5e9;
+  k.bytes = 1e9;
+  EXPECT_DOUBLE_EQ(m.achieved_flops(k), 0.0);
+  EXPECT_NEAR(m.seconds(k), 1e9 / (2039e9 * 0.675) + 3e-6, 1e-15);
+}
+
+// A GEMM with huge operands and few FLOPs is limited by memory: the roofline takes the max.
+TEST(CostModel, GemmWithLittleReuseIsMemoryBound) {
+  const auto m = model("h200");
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.flops = 1e12;
+  k.bytes = 1e11;
+  k.kernels = 2;
+  const double memory = 1e11 / (4.8e12 * 0.675);
+  ASSERT_GT(memory, k.flops / m.achieved_flops(k));
+  EXPECT_NEAR(m.seconds(k), memory + 2 * 3e-6, 1e-12);
+}
+
+// The attention core: efficiency follows the FLOPs of one batch element.
+TEST(CostModel, BatchedGemmUsesFlopsPerBatchElement) {
+  const auto m = model("h100-sxm");
+  Kernel k;
+  k.cls = KernelClass::BATCHED_GEMM;
+  k.batch = 64;
+  k.flops = 64 * 14.0 * 16384 * 16384 * 128;  // 64 heads at seqlen 16k: the 338 TFLOPS point
+  EXPECT_NEAR(m.achieved_flops(k), 338e12, 338e12 * 1e-5);
+  k.batch = 1;  // one giant element: clamped at the same last point
+  EXPECT_NEAR(m.achieved_flops(k), 338e12, 338e12 * 1e-5);
+  k.batch = 64 * 1024;  // tiny elements: the 512-token point
+  EXPECT_NEAR(m.achieved_flops(k), 248e12, 248e12 * 1e-5);
+}
+
+TEST(CostModel, Fp8OnA100Throws) {
+  const auto m = model("a100-80gb");
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.dtype = Dtype::FP8;
+  k.flops = 1e12;
+  try {
+    (void)m.seconds(k);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("a100-80gb"), std::string::npos) << what;
+    EXPECT_NE(what.find("FP8"), std::string::npos) << what;
+  }
+  EXPECT_THROW((void)m.peak_flops(Dtype::FP8), std::invalid_argument);
+  // An FP8 element-wise op needs no tensor cores.
+  k.cls = KernelClass::MEMORY;
+  k.bytes = 1e6;
+  EXPECT_GT(m.seconds(k), 0.0);
+  // FP8 on H100 is fine.
+  EXPECT_DOUBLE_EQ(model("h100-sxm").peak_flops(Dtype::FP8), 1979e12);
+}
+
+TEST(CostModel, PeaksPerDtype) {
+  const auto m = model("a100-80gb");
+  EXPECT_DOUBLE_EQ(m.peak_flops(Dtype::BF16), 312e12);
+  EXPECT_DOUBLE_EQ(m.peak_flops(Dtype::FP16), 312e12);
+  EXPECT_DOUBLE_EQ(m.peak_flops(Dtype::TF32), 156e12);
+  EXPECT_DOUBLE_EQ(m.peak_flops(Dtype::FP32), 19.5e12);
+}
+
+TEST(CostModel, RejectsBadKernelsAndProfiles) {
+  const auto m = model("h100-sxm");
+  Kernel k;
+  k.cls = KernelClass::BATCHED_GEMM;
+  k.flops = 1e9;
+  k.batch = 0;
+  EXPECT_THROW((void)m.seconds(k), std::invalid_argument);
+  k.batch = 1;
+  k.bytes = -1;
+  EXPECT_THROW((void)m.seconds(k), std::invalid_argument);
+
+  auto p = *find_profile("h100-sxm");
+  p.mutable_gemm_efficiency()->clear_point();
+  try {
+    CostModel bad(p);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm_efficiency: has no points"), std::string::npos) << e.what();
+  }
+  p = *find_profile("h100-sxm");
+  p.mutable_hbm_bytes_per_s()->set_value(0);
+  EXPECT_THROW(CostModel{p}, std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trainsim::hardware
