@@ -1,13 +1,13 @@
 #include "hardware/cluster.hpp"
 
+#include "hardware/detail/fabric_layout.hpp"
+#include "hardware/detail/profile_check.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
-
-#include "hardware/detail/fabric_layout.hpp"
-#include "hardware/detail/profile_check.hpp"
 
 namespace trainsim::hardware {
 namespace {

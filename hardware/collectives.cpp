@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -71,17 +72,13 @@ void validate_ranks(const Cluster& cluster, Collective c, std::span<const std::u
 // with k = 2 and odd m one hop per ring has to change rails. Over the k rings every member
 // sends and receives through its NIC exactly once, so each NIC carries 1/k of the traffic.
 std::vector<std::vector<std::uint32_t>> build_rings(const Cluster& cluster, std::span<const std::uint32_t> ranks) {
-  std::vector<std::uint32_t> node_order;
-  std::vector<std::vector<std::uint32_t>> members;  // per node, in the order given
+  // Nodes in order of first appearance, each with its members in the order given.
+  std::unordered_map<std::uint32_t, std::size_t> node_index;
+  std::vector<std::vector<std::uint32_t>> members;
   for (const std::uint32_t r : ranks) {
-    const std::uint32_t node = cluster.node_of(r);
-    const auto it = std::find(node_order.begin(), node_order.end(), node);
-    if (it == node_order.end()) {
-      node_order.push_back(node);
-      members.push_back({r});
-    } else {
-      members[static_cast<std::size_t>(it - node_order.begin())].push_back(r);
-    }
+    const auto [it, inserted] = node_index.try_emplace(cluster.node_of(r), members.size());
+    if (inserted) members.emplace_back();
+    members[it->second].push_back(r);
   }
   const std::size_t m = members.size();
   const std::size_t k = members.front().size();

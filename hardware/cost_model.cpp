@@ -1,13 +1,13 @@
 #include "hardware/cost_model.hpp"
 
+#include "hardware/detail/profile_check.hpp"
+#include "hardware/gpu_profile.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
-
-#include "hardware/detail/profile_check.hpp"
-#include "hardware/gpu_profile.hpp"
 
 namespace trainsim::hardware {
 namespace {

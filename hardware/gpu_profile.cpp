@@ -1,6 +1,11 @@
 #include "hardware/gpu_profile.hpp"
 
-#include <algorithm>
+#include "hardware/detail/embedded_profiles.hpp"
+#include "hardware/detail/profile_check.hpp"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -8,12 +13,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <google/protobuf/io/tokenizer.h>
-#include <google/protobuf/text_format.h>
-
-#include "hardware/detail/embedded_profiles.hpp"
-#include "hardware/detail/profile_check.hpp"
 
 namespace trainsim::hardware {
 namespace {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace trainsim::sim {
 
@@ -55,7 +56,6 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity_bytes_per_s) : capacity_(s
   cap_left_.assign(n, 0.0);
   unfixed_.assign(n, 0);
   link_ver_.assign(n, 0);
-  link_changed_.assign(n, 0);
 }
 
 FlowId FlowNetwork::start(Time now, std::span<const std::uint32_t> route, double bytes, std::uint32_t tag) {
@@ -216,8 +216,10 @@ void FlowNetwork::solve_component(std::uint32_t seed_link, Time now) {
   }
 
   // 2. Progressive filling. A link's fair share (capacity left / unfixed flows) only grows
-  // as flows elsewhere are fixed below it, so a lazy heap with versioned entries is exact:
-  // the valid entry with the smallest share is the next bottleneck.
+  // as flows are fixed below it, so a heap entry is a lower bound of its link's share. An
+  // entry whose link changed since it was pushed is re-pushed with the current share when
+  // it reaches the top; an entry that is still current at the top is the next bottleneck
+  // (smallest share, then lowest link index), exactly as an eager heap would find it.
   share_heap_.clear();
   for (const std::uint32_t l : comp_links_) {
     cap_left_[l] = capacity_[l];
@@ -226,37 +228,36 @@ void FlowNetwork::solve_component(std::uint32_t seed_link, Time now) {
     share_heap_.push_back({cap_left_[l] / unfixed_[l], l, 0});
   }
   std::make_heap(share_heap_.begin(), share_heap_.end(), ShareAfter{});
-  while (!share_heap_.empty()) {
+  // Most links of a large component are never a bottleneck: stop as soon as every flow has
+  // its rate instead of draining their entries.
+  std::size_t unfixed_flows = comp_flows_.size();
+  while (unfixed_flows > 0 && !share_heap_.empty()) {
     std::pop_heap(share_heap_.begin(), share_heap_.end(), ShareAfter{});
     const Share e = share_heap_.back();
     share_heap_.pop_back();
-    if (e.ver != link_ver_[e.link] || unfixed_[e.link] == 0) continue;
+    const std::uint32_t l = e.link;
+    if (unfixed_[l] == 0) continue;
+    if (e.ver != link_ver_[l]) {
+      // Rounding may leave a hair below zero on a link that is exactly saturated.
+      const double left = cap_left_[l] > 0.0 ? cap_left_[l] : 0.0;
+      share_heap_.push_back({left / unfixed_[l], l, link_ver_[l]});
+      std::push_heap(share_heap_.begin(), share_heap_.end(), ShareAfter{});
+      continue;
+    }
     const double s = e.share;
-    for (const FlowId f : flows_on_link_[e.link]) {
+    for (const FlowId f : flows_on_link_[l]) {
       Flow& fl = flows_[f];
       if (fl.fixed == epoch_) continue;
       fl.fixed = epoch_;
       fl.new_rate = s;
+      --unfixed_flows;
       for (std::uint32_t j = 0; j < fl.route_len; ++j) {
         const std::uint32_t k = fl.route[j];
         cap_left_[k] -= s;
         --unfixed_[k];
-        if (!link_changed_[k]) {
-          link_changed_[k] = 1;
-          changed_.push_back(k);
-        }
+        ++link_ver_[k];
       }
     }
-    for (const std::uint32_t k : changed_) {
-      link_changed_[k] = 0;
-      if (unfixed_[k] == 0) continue;
-      ++link_ver_[k];
-      // Rounding may leave a hair below zero on a link that is exactly saturated.
-      const double left = cap_left_[k] > 0.0 ? cap_left_[k] : 0.0;
-      share_heap_.push_back({left / unfixed_[k], k, link_ver_[k]});
-      std::push_heap(share_heap_.begin(), share_heap_.end(), ShareAfter{});
-    }
-    changed_.clear();
   }
 
   // 3. New rates. Only a flow whose rate changed gets a new finish time; the others keep

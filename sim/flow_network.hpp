@@ -66,7 +66,7 @@ class FlowNetwork {
     bool active = false;
     bool fresh = false;  // started since the last solve: no rate yet
   };
-  struct Share {  // progressive-filling heap entry; stale when ver != link_ver_[link]
+  struct Share {  // progressive-filling heap entry; outdated when ver != link_ver_[link]
     double share;
     std::uint32_t link;
     std::uint32_t ver;
@@ -102,8 +102,6 @@ class FlowNetwork {
   std::vector<double> cap_left_;
   std::vector<std::uint32_t> unfixed_;
   std::vector<std::uint32_t> link_ver_;
-  std::vector<std::uint8_t> link_changed_;
-  std::vector<std::uint32_t> changed_;
   std::vector<std::uint32_t> comp_links_;
   std::vector<FlowId> comp_flows_;
   std::vector<Share> share_heap_;

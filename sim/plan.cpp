@@ -280,7 +280,9 @@ Plan PlanBuilder::finish() && {
     problems.add([&] { return std::to_string(edges_.size()) + " edges; the CSR needs fewer than 2^32 - 1"; });
   }
   for (std::size_t i = 0; i < edges_.size(); ++i) {
-    const auto [a, b] = edges_[i];
+    // Plain variables: clang before 16 cannot capture a structured binding in a lambda.
+    const TaskId a = edges_[i].first;
+    const TaskId b = edges_[i].second;
     if (a >= n || b >= n) {
       problems.add([&] { return "edge " + std::to_string(i) + " (" + std::to_string(a) + " -> " + std::to_string(b) +
                                 ") names task " + std::to_string(a >= n ? a : b) + " but the plan has " +

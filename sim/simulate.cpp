@@ -32,6 +32,10 @@ enum EventKind : std::uint32_t { TASK_END = 0, COMM_END = 1 };
 
 enum TaskState : std::uint8_t { WAITING = 0, AT_RENDEZVOUS, RUNNING, DONE };
 
+// Streams are numbered by a uint8_t, so at most 256 per device exist whatever
+// streams_per_device says.
+std::size_t stream_stride(const Plan& p) { return std::min<std::size_t>(p.streams_per_device, 256); }
+
 std::string format_time(Time t) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "t=%.6f us (%lld ps)", static_cast<double>(t.ps) * 1e-6,
@@ -82,9 +86,9 @@ void Engine::prepare() {
   for (const TaskId s : plan_.succ) ++pending_[s];
   next_in_stream_.assign(n, NONE);
   {
-    std::vector<TaskId> last(std::size_t{plan_.num_devices} * plan_.streams_per_device, NONE);
+    std::vector<TaskId> last(std::size_t{plan_.num_devices} * stream_stride(plan_), NONE);
     for (std::size_t t = 0; t < n; ++t) {
-      const std::size_t key = std::size_t{plan_.device[t]} * plan_.streams_per_device + plan_.stream[t];
+      const std::size_t key = std::size_t{plan_.device[t]} * stream_stride(plan_) + plan_.stream[t];
       if (last[key] != NONE) {
         next_in_stream_[last[key]] = static_cast<TaskId>(t);
         ++pending_[t];
@@ -259,9 +263,9 @@ void Engine::report_deadlock() const {
   constexpr std::size_t MAX_NAMED = 5;
   std::vector<TaskId> stuck;
   std::size_t streams_stuck = 0;
-  std::vector<std::uint8_t> seen(std::size_t{plan_.num_devices} * plan_.streams_per_device, 0);
+  std::vector<std::uint8_t> seen(std::size_t{plan_.num_devices} * stream_stride(plan_), 0);
   for (std::size_t t = 0; t < n; ++t) {
-    const std::size_t key = std::size_t{plan_.device[t]} * plan_.streams_per_device + plan_.stream[t];
+    const std::size_t key = std::size_t{plan_.device[t]} * stream_stride(plan_) + plan_.stream[t];
     if (state_[t] == DONE || seen[key]) continue;
     seen[key] = 1;  // streams run in id order: the first unfinished task is the head
     ++streams_stuck;

@@ -2,13 +2,13 @@
 // Semantic checks of a GpuProfile, shared by the profile parser (which turns each problem
 // into origin:line:col through the ParseInfoTree) and by the constructors of CostModel and
 // Cluster (which refuse a profile they cannot compute with).
-#include <cstdint>
-#include <string>
-#include <vector>
+#include "hardware/profile.pb.h"
 
 #include <google/protobuf/descriptor.h>
 
-#include "hardware/profile.pb.h"
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace trainsim::hardware::detail {
 

@@ -4,13 +4,13 @@
 // the whole spine layer); every directed edge is one of the Cluster's links and carries its
 // id. Routes are computed algorithmically (Cluster::route); the graph is what checks them
 // and what graph algorithms (connectivity, alternative paths) run on.
-#include <cstdint>
-#include <span>
+#include "hardware/cluster.hpp"
+#include "hardware/detail/fabric_layout.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
 
-#include "hardware/cluster.hpp"
-#include "hardware/detail/fabric_layout.hpp"
+#include <cstdint>
+#include <span>
 
 namespace trainsim::hardware::detail {
 
@@ -21,43 +21,45 @@ struct EdgeLink {
 using TopologyGraph =
     boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property, EdgeLink>;
 
-struct Topology {
-  TopologyGraph graph;
-  std::uint32_t num_gpus = 0;
-  std::uint32_t num_nodes = 0;
-  std::uint32_t num_leaves = 0;
+// Built from the cluster's link table alone (each link's kind and owner say which two
+// vertices it joins), so that it checks the links as much as the routes. Constructed in
+// place: Boost's adjacency_list has no move constructor, and copying a large graph is waste.
+class Topology {
+ public:
+  explicit Topology(const Cluster& cluster)
+      : num_gpus(cluster.num_gpus()),
+        num_nodes(static_cast<std::uint32_t>(cluster.spec().nodes)),
+        num_leaves(static_cast<std::uint32_t>(detail::num_leaves(cluster.spec()))),
+        graph(spine_vertex() + 1) {
+    const auto& links = cluster.links();
+    for (std::uint32_t id = 0; id < links.size(); ++id) {
+      const Link& l = links[id];
+      std::uint32_t from = 0;
+      std::uint32_t to = 0;
+      switch (l.kind) {
+        case LinkKind::NVLINK_UP: from = gpu_vertex(l.owner); to = switch_vertex(cluster.node_of(l.owner)); break;
+        case LinkKind::NVLINK_DOWN: from = switch_vertex(cluster.node_of(l.owner)); to = gpu_vertex(l.owner); break;
+        case LinkKind::NIC_UP: from = gpu_vertex(l.owner); to = leaf_vertex(cluster.leaf_of(l.owner)); break;
+        case LinkKind::NIC_DOWN: from = leaf_vertex(cluster.leaf_of(l.owner)); to = gpu_vertex(l.owner); break;
+        case LinkKind::LEAF_UP: from = leaf_vertex(l.owner); to = spine_vertex(); break;
+        case LinkKind::LEAF_DOWN: from = spine_vertex(); to = leaf_vertex(l.owner); break;
+      }
+      boost::add_edge(from, to, EdgeLink{id}, graph);
+    }
+  }
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
 
   std::uint32_t gpu_vertex(std::uint32_t gpu) const { return gpu; }
   std::uint32_t switch_vertex(std::uint32_t node) const { return num_gpus + node; }
   std::uint32_t leaf_vertex(std::uint32_t leaf) const { return num_gpus + num_nodes + leaf; }
   std::uint32_t spine_vertex() const { return num_gpus + num_nodes + num_leaves; }
-};
 
-// Builds the graph from the cluster's link table alone (each link's kind and owner say
-// which two vertices it joins), so that it checks the links as much as the routes.
-inline Topology build_topology(const Cluster& cluster) {
-  Topology t;
-  t.num_gpus = cluster.num_gpus();
-  t.num_nodes = static_cast<std::uint32_t>(cluster.spec().nodes);
-  t.num_leaves = static_cast<std::uint32_t>(num_leaves(cluster.spec()));
-  t.graph = TopologyGraph(t.spine_vertex() + 1);
-  const auto& links = cluster.links();
-  for (std::uint32_t id = 0; id < links.size(); ++id) {
-    const Link& l = links[id];
-    std::uint32_t from = 0;
-    std::uint32_t to = 0;
-    switch (l.kind) {
-      case LinkKind::NVLINK_UP: from = t.gpu_vertex(l.owner); to = t.switch_vertex(cluster.node_of(l.owner)); break;
-      case LinkKind::NVLINK_DOWN: from = t.switch_vertex(cluster.node_of(l.owner)); to = t.gpu_vertex(l.owner); break;
-      case LinkKind::NIC_UP: from = t.gpu_vertex(l.owner); to = t.leaf_vertex(cluster.leaf_of(l.owner)); break;
-      case LinkKind::NIC_DOWN: from = t.leaf_vertex(cluster.leaf_of(l.owner)); to = t.gpu_vertex(l.owner); break;
-      case LinkKind::LEAF_UP: from = t.leaf_vertex(l.owner); to = t.spine_vertex(); break;
-      case LinkKind::LEAF_DOWN: from = t.spine_vertex(); to = t.leaf_vertex(l.owner); break;
-    }
-    boost::add_edge(from, to, EdgeLink{id}, t.graph);
-  }
-  return t;
-}
+  const std::uint32_t num_gpus;
+  const std::uint32_t num_nodes;
+  const std::uint32_t num_leaves;
+  TopologyGraph graph;
+};
 
 // True when `route` is a walk of consecutive edges from GPU src to GPU dst.
 inline bool is_connected_path(const Topology& t, std::uint32_t src, std::uint32_t dst,

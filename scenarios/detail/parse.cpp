@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 #include <fmt/format.h>
 #include <google/protobuf/descriptor.h>
@@ -43,6 +42,29 @@ std::string line_of(const std::string& text, int line0) {
   return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
+// Columns count as protobuf's tokenizer counts them (and GCC's diagnostics): a tab
+// advances to the next multiple of 8, any other byte by one.
+constexpr int TAB_WIDTH = 8;
+
+int advance(int column, char c) { return c == '\t' ? column + TAB_WIDTH - column % TAB_WIDTH : column + 1; }
+
+// 0-based column of byte `offset` of `line`.
+int column_of(std::string_view line, std::size_t offset) {
+  int column = 0;
+  for (std::size_t i = 0; i < offset && i < line.size(); ++i) column = advance(column, line[i]);
+  return column;
+}
+
+// The byte of `line` at 0-based column `column` (line.size() past its end).
+std::size_t byte_at(std::string_view line, int column) {
+  int at = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (at >= column) return i;
+    at = advance(at, line[i]);
+  }
+  return line.size();
+}
+
 // 1-based line and column of byte `offset`.
 std::pair<int, int> position_of(const std::string& text, std::size_t offset) {
   offset = std::min(offset, text.size());
@@ -54,7 +76,21 @@ std::pair<int, int> position_of(const std::string& text, std::size_t offset) {
       line_start = i + 1;
     }
   }
-  return {line, static_cast<int>(offset - line_start) + 1};
+  return {line, column_of(std::string_view(text).substr(line_start), offset - line_start) + 1};
+}
+
+// Splits `s` as prefix + first + middle + second + suffix (the middle found from the left,
+// or from the right when `last_middle`). Plain string matching rather than std::regex:
+// the messages quote user input, and libstdc++'s regex recurses per character.
+bool split(std::string_view s, std::string_view prefix, std::string_view middle, std::string_view suffix,
+           std::string& first, std::string& second, bool last_middle = false) {
+  if (!s.starts_with(prefix) || !s.ends_with(suffix) || s.size() < prefix.size() + suffix.size()) return false;
+  s = s.substr(prefix.size(), s.size() - prefix.size() - suffix.size());
+  std::size_t at = last_middle ? s.rfind(middle) : s.find(middle);
+  if (at == std::string_view::npos) return false;
+  first = s.substr(0, at);
+  second = s.substr(at + middle.size());
+  return true;
 }
 
 // Collects the text parser's reports as Diagnostics, rewording the ones a user meets
@@ -64,58 +100,69 @@ class TextErrorCollector final : public pb::io::ErrorCollector {
   TextErrorCollector(const std::string& text, const std::string& file, std::vector<Diagnostic>& out)
       : text_(text), file_(file), out_(out) {}
 
-  // Unknown fields arrive as warnings because the parser is told to skip them (so that
-  // every unknown field is reported, not only the first); they are still errors here.
+  // Unknown fields arrive as warnings when the parser is told to skip them (so that every
+  // unknown field is reported, not only the first); they are still errors here.
   void AddWarning(int line, pb::io::ColumnNumber column, const std::string& message) override {
-    if (message.find("has no field named") != std::string::npos) AddError(line, column, message);
+    if (message.find("has no field named") != std::string::npos) add(line, column, message);
   }
 
   void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
-    ++errors_;
+    ++syntax_errors_;
+    add(line, column, message);
+  }
+
+  int reported() const { return reported_; }
+  int syntax_errors() const { return syntax_errors_; }
+
+ private:
+  void add(int line, pb::io::ColumnNumber column, const std::string& message) {
+    ++reported_;
     if (out_.size() >= MAX_PARSE_DIAGNOSTICS) return;
-    Diagnostic d{file_, line >= 0 ? line + 1 : 0, line >= 0 && column >= 0 ? column + 1 : 0, "", message};
-    static const std::regex unknown_field(R"(^Message type "([^"]*)" has no field named "([^"]*)"\.$)");
-    static const std::regex unknown_enum(R"(^Unknown enumeration value of "(.*)" for field "([^"]*)"\.$)");
-    static const std::regex repeated(R"(^Non-repeated field "([^"]*)" is specified multiple times\.$)");
-    std::smatch m;
-    if (std::regex_match(message, m, unknown_field)) {
-      const pb::Descriptor* type = pb::DescriptorPool::generated_pool()->FindMessageTypeByName(m[1]);
-      std::string name = m[2];
+    Diagnostic d{file_, line >= 0 ? line + 1 : 0, line >= 0 && column >= 0 ? column + 1 : 0, "",
+                 printable(message)};
+    std::string first;
+    std::string second;
+    if (split(message, "Message type \"", "\" has no field named \"", "\".", first, second)) {
+      const pb::Descriptor* type = pb::DescriptorPool::generated_pool()->FindMessageTypeByName(first);
+      const std::string& name = second;
       if (type != nullptr) {
         std::string parent = path_of(type);
-        d.field = parent.empty() ? name : parent + "." + name;
+        d.field = parent.empty() ? printable(name, 80) : parent + "." + printable(name, 80);
         d.message = unknown_field_message(type, name, false);
       }
-      // The parser reports the token after the name; point at the name itself.
-      if (line >= 0 && column > 0) {
-        std::string source = line_of(text_, line);
-        std::size_t at = source.rfind(name, static_cast<std::size_t>(column));
-        if (at != std::string::npos && at + name.size() <= static_cast<std::size_t>(column)) {
-          d.column = static_cast<int>(at) + 1;
-        }
-      }
-    } else if (std::regex_match(message, m, unknown_enum)) {
-      std::vector<std::string> paths = paths_named(m[2].str());
+      point_back(d, line, column, name);
+    } else if (split(message, "Unknown enumeration value of \"", "\" for field \"", "\".", first, second, true)) {
+      std::vector<std::string> paths = paths_named(second);
       // Field names of enum type are unique in the schema, so the name finds the path.
       if (paths.size() == 1 && field_at(paths[0])->enum_type() != nullptr) {
         d.field = paths[0];
-        d.message = unknown_enum_message(field_at(paths[0])->enum_type(), m[1].str());
+        d.message = unknown_enum_message(field_at(paths[0])->enum_type(), first);
       }
-    } else if (std::regex_match(message, m, repeated)) {
-      std::vector<std::string> paths = paths_named(m[1].str());
-      d.field = paths.size() == 1 ? paths[0] : m[1].str();
+      point_back(d, line, column, first);
+    } else if (split(message, "Non-repeated field \"", "\" is specified multiple times.", "", first, second)) {
+      std::vector<std::string> paths = paths_named(first);
+      d.field = paths.size() == 1 ? paths[0] : printable(first, 80);
       d.message = "given more than once (it is not a list: write it once)";
+      point_back(d, line, column, first);
     }
     out_.push_back(std::move(d));
   }
 
-  int errors() const { return errors_; }
+  // The parser reports the token after an unknown name; point at the name itself when it
+  // is on the same line.
+  void point_back(Diagnostic& d, int line, int column, const std::string& name) const {
+    if (line < 0 || column <= 0 || name.empty()) return;
+    std::string source = line_of(text_, line);
+    std::size_t end = byte_at(source, column);
+    std::size_t at = source.rfind(name, end);
+    if (at != std::string::npos && at + name.size() <= end) d.column = column_of(source, at) + 1;
+  }
 
- private:
   const std::string& text_;
   const std::string& file_;
   std::vector<Diagnostic>& out_;
-  int errors_ = 0;
+  int reported_ = 0;
+  int syntax_errors_ = 0;
 };
 
 class SilentErrorCollector final : public pb::io::ErrorCollector {
@@ -164,47 +211,50 @@ std::string describe_type(const std::string& type) {
 
 // Rewords one JsonStringToMessage status message (protobuf 3.21's wording) as a Diagnostic.
 Diagnostic json_diagnostic(const std::string& message, const std::string& text, const std::string& file) {
-  Diagnostic d{file, 0, 0, "", message};
+  Diagnostic d{file, 0, 0, "", printable(message)};
   // Syntax errors: "what\n<up to 20 bytes either side>\n<spaces>^". Finding the snippet in
   // the input recovers the position, which protobuf does not report.
   if (std::size_t first = message.find('\n'); first != std::string::npos) {
     std::size_t last = message.rfind('\n');
     std::string caret = message.substr(last + 1);
-    d.message = "invalid JSON: " + message.substr(0, first);
+    d.message = "invalid JSON: " + printable(message.substr(0, first));
     if (last > first && !caret.empty() && caret.back() == '^') {
       std::string snippet = message.substr(first + 1, last - first - 1);
       std::size_t offset = caret.size() - 1;
       std::size_t at = text.find(snippet);
       bool unique = at != std::string::npos && text.find(snippet, at + 1) == std::string::npos;
-      if (!unique && text.compare(0, snippet.size(), snippet) == 0 && offset < 20) at = 0, unique = true;
+      if (!unique && offset < 20 && text.compare(0, snippet.size(), snippet) == 0) {
+        at = 0;  // the snippet starts the input when the error is within its first 20 bytes
+        unique = true;
+      }
       if (unique) std::tie(d.line, d.column) = position_of(text, at + offset);
     }
     return d;
   }
-  static const std::regex unknown_field(R"(^(?:\(([^)]*)\) )?(.*): Cannot find field\.$)");
-  static const std::regex invalid_value(R"(^\(([^)]*)\): invalid value (.*) for type (.*)$)");
-  static const std::regex repeated(R"(^oneof field '_([^']*)' is already set\. Cannot set '([^']*)'$)");
-  static const std::regex located(R"(^\(([^)]*)\):? (.*)$)");
-  std::smatch m;
-  if (std::regex_match(message, m, unknown_field)) {
-    std::string parent = m[1];
-    std::string name = m[2];
+  std::string first;
+  std::string second;
+  if (message.ends_with(": Cannot find field.")) {
+    // "(parent.path) name: Cannot find field." or, at the top level, "name: Cannot find field."
+    std::string head = message.substr(0, message.size() - std::string_view(": Cannot find field.").size());
+    std::string parent;
+    std::string name = head;
+    if (head.starts_with("(")) split(head, "(", ") ", "", parent, name);
     const pb::Descriptor* type = Scenario::descriptor();
     if (!parent.empty()) {
       const pb::FieldDescriptor* f = field_at(parent);
       type = f != nullptr ? f->message_type() : nullptr;
     }
-    d.field = parent.empty() ? name : parent + "." + name;
+    d.field = parent.empty() ? printable(name, 80) : parent + "." + printable(name, 80);
     d.message = type != nullptr ? unknown_field_message(type, name, true) : "unknown field " + quote(name);
-  } else if (std::regex_match(message, m, invalid_value)) {
-    std::string path = m[1];
-    std::string value = m[2];
-    std::string type = m[3];
-    std::smatch r;
-    if (type == "oneof" && std::regex_match(value, r, repeated)) {
+  } else if (std::string rest; split(message, "(", "): invalid value ", "", first, rest)) {
+    const std::string path = first;
+    std::string value = rest;
+    std::string type;
+    split(rest, "", " for type ", "", value, type, true);
+    if (type == "oneof" && split(value, "oneof field '_", "' is already set. Cannot set '", "'", first, second)) {
       // proto3 `optional` fields are one-field oneofs; a field given under both its proto
       // and its JSON name lands here.
-      d.field = path.empty() ? r[1].str() : path + "." + r[1].str();
+      d.field = path.empty() ? first : path + "." + first;
       d.message = "given more than once (its proto and JSON names are the same field: write it once)";
       return d;
     }
@@ -215,18 +265,18 @@ Diagnostic json_diagnostic(const std::string& message, const std::string& text, 
       d.message = unknown_enum_message(f->enum_type(), is_name ? value.substr(1, value.size() - 2) : value,
                                        !is_name);
     } else if (f != nullptr && f->message_type() != nullptr) {
-      d.message = fmt::format("invalid value {}: expected an object {{ … }} with fields {}", value,
+      d.message = fmt::format("invalid value {}: expected an object {{ … }} with fields {}", printable(value, 80),
                               join(field_names(f->message_type())));
     } else if (std::string expected = describe_type(type); !expected.empty()) {
-      d.message = fmt::format("invalid value {}: expected {}", value, expected);
+      d.message = fmt::format("invalid value {}: expected {}", printable(value, 80), expected);
     } else {
-      d.message = fmt::format("invalid value {}", value);
+      d.message = fmt::format("invalid value {}", printable(value, 80));
     }
-  } else if (std::regex_match(message, m, located)) {
-    d.field = m[1];
-    d.message = m[2];
+  } else if (split(message, "(", ")", "", first, second)) {
+    d.field = printable(first);
+    d.message = printable(second.starts_with(": ") ? second.substr(2) : second);
   } else if (message.starts_with(": ")) {
-    d.message = message.substr(2);
+    d.message = printable(message.substr(2));
   }
   return d;
 }
@@ -251,20 +301,40 @@ std::string valid_extensions() {
 
 bool parse_text(const std::string& text, const std::string& file, Scenario& out,
                 pb::TextFormat::ParseInfoTree& tree, std::vector<Diagnostic>& diagnostics) {
-  std::size_t before = diagnostics.size();
   if (!check_depth(text, file, diagnostics)) return false;
-  TextErrorCollector errors(text, file, diagnostics);
-  pb::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  parser.WriteLocationsTo(&tree);
-  parser.AllowUnknownField(true);
-  parser.SetRecursionLimit(MAX_TEXT_DEPTH);
-  bool parsed = parser.ParseFromString(text, &out);
-  if (errors.errors() > static_cast<int>(MAX_PARSE_DIAGNOSTICS)) {
-    diagnostics.push_back({file, 0, 0, "",
-                           fmt::format("{} more errors not shown", errors.errors() - MAX_PARSE_DIAGNOSTICS)});
+  std::vector<Diagnostic> strict;
+  {
+    TextErrorCollector errors(text, file, strict);
+    pb::TextFormat::Parser parser;
+    parser.RecordErrorsTo(&errors);
+    parser.WriteLocationsTo(&tree);
+    parser.SetRecursionLimit(MAX_TEXT_DEPTH);
+    if (parser.ParseFromString(text, &out) && strict.empty()) return true;
   }
-  return parsed && diagnostics.size() == before;
+  // The strict parse stops at the first unknown field. A second parse that skips unknown
+  // fields reports them all, but only when nothing else is wrong: skipping guesses at the
+  // shape of what it skips, and after a real syntax error its reports would mislead
+  // ("12" taken for a field name), so then the strict parse's one error stands.
+  if (!strict.empty() && strict.front().message.starts_with("unknown field")) {
+    std::vector<Diagnostic> lenient;
+    TextErrorCollector errors(text, file, lenient);
+    pb::TextFormat::Parser parser;
+    parser.RecordErrorsTo(&errors);
+    parser.AllowUnknownField(true);
+    parser.SetRecursionLimit(MAX_TEXT_DEPTH);
+    Scenario scratch;
+    if (parser.ParseFromString(text, &scratch) && errors.syntax_errors() == 0 && !lenient.empty()) {
+      diagnostics.insert(diagnostics.end(), lenient.begin(), lenient.end());
+      if (errors.reported() > static_cast<int>(lenient.size())) {
+        diagnostics.push_back(
+            {file, 0, 0, "", fmt::format("{} more errors not shown", errors.reported() - lenient.size())});
+      }
+      return false;
+    }
+  }
+  if (strict.empty()) strict.push_back({file, 0, 0, "", "could not be parsed"});
+  diagnostics.insert(diagnostics.end(), strict.begin(), strict.end());
+  return false;
 }
 
 bool parse_json(const std::string& text, const std::string& file, Scenario& out,

@@ -60,10 +60,13 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
+namespace {
+
+// Appends the first `max_bytes` of `s` with bytes outside printable ASCII as \xNN (and,
+// inside quotes, `"` and `\` backslash-escaped), then "…" if anything was cut.
+void append_escaped(std::string& out, std::string_view s, std::size_t max_bytes, bool quoted) {
+  for (unsigned char c : s.substr(0, max_bytes)) {
+    if (quoted && (c == '"' || c == '\\')) {
       out += '\\';
       out += static_cast<char>(c);
     } else if (c >= 0x20 && c < 0x7f) {
@@ -72,6 +75,22 @@ std::string quote(std::string_view s) {
       out += fmt::format("\\x{:02x}", c);
     }
   }
+  if (s.size() > max_bytes) out += "…";
+}
+
+}  // namespace
+
+std::string printable(std::string_view s, std::size_t max_bytes) {
+  std::string out;
+  append_escaped(out, s, max_bytes, false);
+  return out;
+}
+
+std::string quote(std::string_view s) {
+  // A message quotes what was written so that it can be found; the first bytes do that.
+  constexpr std::size_t MAX_QUOTED = 80;
+  std::string out = "\"";
+  append_escaped(out, s, MAX_QUOTED, true);
   out += '"';
   return out;
 }
@@ -118,6 +137,17 @@ std::vector<std::string> enum_value_names(const google::protobuf::EnumDescriptor
 }
 
 std::string closest(std::string_view name, const std::vector<std::string>& candidates) {
+  // Names are short; a long input is no misspelling, and edit distance is quadratic.
+  if (name.size() > 64) return "";
+  // A name that starts a candidate ("a100" for "a100-80gb") is a shorthand, whatever the
+  // edit distance says; the shortest such candidate is the likeliest.
+  std::string prefixed;
+  if (name.size() >= 2) {
+    for (const std::string& c : candidates) {
+      if (c.starts_with(name) && c != name && (prefixed.empty() || c.size() < prefixed.size())) prefixed = c;
+    }
+  }
+  if (!prefixed.empty()) return prefixed;
   // A third of the name's length (at least 2) catches typos and a dropped or added
   // plural "s" without offering unrelated names.
   std::size_t best_distance = std::max<std::size_t>(2, name.size() / 3) + 1;

@@ -11,9 +11,12 @@
 
 namespace trainsim::scenarios::detail {
 
-// `s` in double quotes, bytes outside printable ASCII escaped (\xNN), so that a message
-// stays one clean line whatever the input held.
+// `s` in double quotes, bytes outside printable ASCII escaped (\xNN) and anything past 80
+// bytes cut ("…"), so that a message stays one clean line whatever the input held.
 std::string quote(std::string_view s);
+// The same without quotes and with a chosen cut, for field paths and protobuf's own
+// messages, which may carry a written token.
+std::string printable(std::string_view s, std::size_t max_bytes = 200);
 // "a, b, c"
 std::string join(const std::vector<std::string>& items);
 

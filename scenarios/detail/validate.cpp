@@ -563,7 +563,10 @@ class Validator {
     model.ffn_hidden = *ffn_;
     model.vocab = *vocab_;
     model.max_positions = family_ == models::Family::GPT ? *positions_ : 0;
-    model.tied_embedding = family_ == models::Family::GPT;
+    // A preset knows whether its head is tied (Megatron-Core's GPTs are not); a model of
+    // another family than its preset's, or without one, follows the family.
+    model.tied_embedding =
+        preset_ && preset_->family == family_ ? preset_->tied_embedding : family_ == models::Family::GPT;
 
     strategies::TrainingSpec& spec = out.training;
     spec.sequence = *sequence_;

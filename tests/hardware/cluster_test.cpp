@@ -1,14 +1,14 @@
 #include "hardware/cluster.hpp"
 
-#include <stdexcept>
-#include <string>
-#include <vector>
-
-#include <gtest/gtest.h>
-
 #include "hardware/detail/topology_graph.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "hardware/node_presets.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace trainsim::hardware {
 namespace {
@@ -81,8 +81,12 @@ TEST(Cluster, LinkCountsAndCapacities) {
 TEST(Cluster, A100NicUsesHdrEfficiency) {
   const Cluster c = make_cluster("dgx-a100-80gb", 2);
   for (const auto& l : c.links()) {
-    if (l.kind == LinkKind::NIC_UP) EXPECT_DOUBLE_EQ(l.bytes_per_s, 200e9 / 8 * 0.96);  // 24 GB/s
-    if (l.kind == LinkKind::NVLINK_UP) EXPECT_DOUBLE_EQ(l.bytes_per_s, 240e9);
+    if (l.kind == LinkKind::NIC_UP) {
+      EXPECT_DOUBLE_EQ(l.bytes_per_s, 200e9 / 8 * 0.96);  // 24 GB/s
+    }
+    if (l.kind == LinkKind::NVLINK_UP) {
+      EXPECT_DOUBLE_EQ(l.bytes_per_s, 240e9);
+    }
   }
 }
 
@@ -142,7 +146,7 @@ TEST(Cluster, EveryRouteIsAPathInTheTopologyGraph) {
   spec.nic_gbps = 400;
   spec.nodes_per_leaf = 2;
   const Cluster c(spec, *find_profile("h100-sxm"));
-  const auto topo = detail::build_topology(c);
+  const detail::Topology topo(c);
   // 20 GPUs + 5 NVSwitches + 3 groups × 4 rails of leaves + 1 spine.
   EXPECT_EQ(boost::num_vertices(topo.graph), 20u + 5 + 12 + 1);
   EXPECT_EQ(boost::num_edges(topo.graph), c.links().size());

@@ -1,14 +1,13 @@
 #include "hardware/collectives.hpp"
 
-#include <map>
-#include <numeric>
-#include <stdexcept>
-#include <string>
-#include <vector>
+#include "hardware/gpu_profile.hpp"
 
 #include <gtest/gtest.h>
 
-#include "hardware/gpu_profile.hpp"
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace trainsim::hardware {
 namespace {
@@ -44,7 +43,9 @@ std::map<LinkKind, KindLoad> loads_by_kind(const Cluster& c, const sim::CommPatt
   std::map<LinkKind, KindLoad> out;
   for (const auto& [link, load] : link_loads(p)) {
     auto& k = out[c.links()[link].kind];
-    if (k.links > 0) EXPECT_NEAR(k.load, load, 1e-12) << "link " << link;
+    if (k.links > 0) {
+      EXPECT_NEAR(k.load, load, 1e-12) << "link " << link;
+    }
     k.load = load;
     ++k.links;
   }

@@ -1,11 +1,11 @@
 #include "hardware/cost_model.hpp"
 
-#include <stdexcept>
-#include <string>
+#include "hardware/gpu_profile.hpp"
 
 #include <gtest/gtest.h>
 
-#include "hardware/gpu_profile.hpp"
+#include <stdexcept>
+#include <string>
 
 namespace trainsim::hardware {
 namespace {

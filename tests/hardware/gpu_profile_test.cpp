@@ -1,12 +1,12 @@
 #include "hardware/gpu_profile.hpp"
 
-#include <cmath>
-#include <string>
-#include <vector>
+#include "hardware/detail/embedded_profiles.hpp"
 
 #include <gtest/gtest.h>
 
-#include "hardware/detail/embedded_profiles.hpp"
+#include <cmath>
+#include <string>
+#include <vector>
 
 namespace trainsim::hardware {
 namespace {
@@ -141,9 +141,13 @@ TEST(GpuProfile, SyntaxErrorNamesOriginLineAndColumn) {
   GpuProfile p;
   const std::string error = parse_profile("name: \"x\"\n  bogus_field: 1\n", "my.textproto", p);
   std::printf("syntax error: %s\n", error.c_str());
-  EXPECT_EQ(error.rfind("my.textproto:2:3: ", 0), 0u) << error;
+  // Protobuf reports an unknown field at the token after its name (zero-based 1:13).
+  EXPECT_EQ(error.rfind("my.textproto:2:14: ", 0), 0u) << error;
   EXPECT_NE(error.find("bogus_field"), std::string::npos) << error;
   EXPECT_TRUE(p.name().empty()) << "a failed parse must leave the output untouched";
+
+  const std::string bad_value = parse_profile("name: \"x\"\npeak_bf16_flops { value: fast }\n", "v.textproto", p);
+  EXPECT_EQ(bad_value.rfind("v.textproto:2:26: ", 0), 0u) << bad_value;
 }
 
 TEST(GpuProfile, ValueOutOfRangePointsAtTheValue) {

@@ -54,7 +54,9 @@ TYPED_TEST(EventQueueConformance, EqualTimesPopInPushOrder) {
     EXPECT_EQ(e.payload, i);
     EXPECT_EQ(e.kind, i % 3);
     EXPECT_EQ(e.time, Time::from_ps(7));
-    if (i > 0) EXPECT_GT(e.seq, last_seq);
+    if (i > 0) {
+      EXPECT_GT(e.seq, last_seq);
+    }
     last_seq = e.seq;
   }
 }

@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <ostream>
 #include <stdexcept>
 #include <vector>
 
 namespace trainsim::sim {
+
+// Readable failure messages; inline so that every test file may define the same one.
+inline void PrintTo(const Time& t, std::ostream* os) { *os << t.ps << " ps"; }
 namespace {
 
 using Route = std::vector<std::uint32_t>;
