@@ -7,23 +7,78 @@ namespace trainsim::strategies {
 namespace {
 
 // Splits the compute stream of `device` into the categories of TimeBreakdown. Busy time
-// is charged to the running task's category; an idle gap before a task is charged to
-// the predecessor it waited for: the part of the gap during which that predecessor (a
-// transfer or collective) was moving data is exposed communication of its kind, the rest
-// is bubble.
-TimeBreakdown break_down(const sim::Plan& plan, const sim::Timeline& tl, std::uint32_t device) {
-  std::vector<std::vector<sim::TaskId>> preds_of;  // only for this device's compute stream
-  std::vector<sim::TaskId> stream_tasks;
-  for (sim::TaskId t = 0; t < plan.size(); ++t)
-    if (plan.device[t] == device && plan.stream[t] == static_cast<std::uint8_t>(Stream::COMPUTE))
-      stream_tasks.push_back(t);
-  std::vector<std::int64_t> local(plan.size(), -1);
-  for (std::size_t i = 0; i < stream_tasks.size(); ++i) local[stream_tasks[i]] = static_cast<std::int64_t>(i);
-  preds_of.resize(stream_tasks.size());
-  for (sim::TaskId t = 0; t < plan.size(); ++t)
-    for (sim::TaskId s : plan.successors(t))
-      if (local[s] >= 0) preds_of[static_cast<std::size_t>(local[s])].push_back(t);
+// is charged to the running task's category. An idle gap before a task is explained by
+// walking back along what it waited for: the predecessor (an edge, or the previous task
+// on the same stream) that ended last, then what that one waited for, and so on. Where a
+// transfer or collective on that chain was moving data during the gap, the time is
+// exposed communication of its kind; the rest of the gap is bubble (another GPU's work,
+// a rendezvous with a slower member, pipeline fill and drain). The walk stays on this GPU
+// except for the transfer that arrives from another one.
+class Attribution {
+ public:
+  Attribution(const sim::Plan& plan, const sim::Timeline& tl) : plan_(plan), tl_(tl) {
+    const std::size_t n = plan.size();
+    pred_offset_.assign(n + 1, 0);
+    for (sim::TaskId t = 0; t < n; ++t)
+      for (sim::TaskId s : plan.successors(t)) ++pred_offset_[s + 1];
+    for (std::size_t i = 0; i < n; ++i) pred_offset_[i + 1] += pred_offset_[i];
+    preds_.resize(pred_offset_[n]);
+    std::vector<std::uint32_t> fill(pred_offset_.begin(), pred_offset_.end() - 1);
+    for (sim::TaskId t = 0; t < n; ++t)
+      for (sim::TaskId s : plan.successors(t)) preds_[fill[s]++] = t;
+    prev_on_stream_.assign(n, sim::NONE);
+    std::vector<sim::TaskId> last(static_cast<std::size_t>(plan.num_devices) * plan.streams_per_device, sim::NONE);
+    for (sim::TaskId t = 0; t < n; ++t) {
+      auto& l = last[static_cast<std::size_t>(plan.device[t]) * plan.streams_per_device + plan.stream[t]];
+      prev_on_stream_[t] = l;
+      l = t;
+    }
+  }
 
+  // The task `t` waited for last.
+  sim::TaskId blocker(sim::TaskId t) const {
+    sim::TaskId b = prev_on_stream_[t];
+    for (std::uint32_t i = pred_offset_[t]; i < pred_offset_[t + 1]; ++i) {
+      const sim::TaskId p = preds_[i];
+      if (b == sim::NONE || tl_.end[p] > tl_.end[b]) b = p;
+    }
+    return b;
+  }
+
+  // Charges the gap [from, to) before task `t` to the communication that caused it.
+  template <typename Charge>
+  double explain_gap(sim::TaskId t, sim::Time from, sim::Time to, Charge&& charge) const {
+    double exposed = 0;
+    sim::Time until = to;
+    const std::uint32_t device = plan_.device[t];
+    for (sim::TaskId b = blocker(t); b != sim::NONE && until > from && tl_.end[b] > from; b = blocker(b)) {
+      // Another GPU's work (its own collectives included) is bubble from here; a transfer
+      // sent to this GPU is the one off-device step that still counts.
+      const bool here = plan_.device[b] == device;
+      if (plan_.kind[b] == sim::TaskKind::COMM) {
+        const sim::Time lo = std::max(tl_.start[b], from);
+        const sim::Time hi = std::min(tl_.end[b], until);
+        if (hi > lo) {
+          charge(plan_.category[b], (hi - lo).seconds());
+          exposed += (hi - lo).seconds();
+        }
+      }
+      until = std::min(until, tl_.start[b]);
+      if (!here) break;
+    }
+    return exposed;
+  }
+
+ private:
+  const sim::Plan& plan_;
+  const sim::Timeline& tl_;
+  std::vector<std::uint32_t> pred_offset_;
+  std::vector<sim::TaskId> preds_;
+  std::vector<sim::TaskId> prev_on_stream_;
+};
+
+TimeBreakdown break_down(const sim::Plan& plan, const sim::Timeline& tl, std::uint32_t device) {
+  const Attribution why(plan, tl);
   TimeBreakdown b;
   auto charge = [&](std::uint8_t category, double seconds) {
     switch (static_cast<Category>(category)) {
@@ -37,23 +92,12 @@ TimeBreakdown break_down(const sim::Plan& plan, const sim::Timeline& tl, std::ui
     }
   };
   sim::Time prev_end = sim::Time::zero();
-  for (std::size_t i = 0; i < stream_tasks.size(); ++i) {
-    const sim::TaskId t = stream_tasks[i];
-    // A collective's own wait for its slowest member is idle time, not communication.
+  for (sim::TaskId t = 0; t < plan.size(); ++t) {
+    if (plan.device[t] != device || plan.stream[t] != static_cast<std::uint8_t>(Stream::COMPUTE)) continue;
     const sim::Time start = tl.start[t];
     if (start > prev_end) {
-      const sim::Time gap_begin = prev_end;
-      sim::TaskId blocker = sim::NONE;
-      for (sim::TaskId p : preds_of[i])
-        if (blocker == sim::NONE || tl.end[p] > tl.end[blocker]) blocker = p;
-      double exposed = 0;
-      if (blocker != sim::NONE && plan.kind[blocker] == sim::TaskKind::COMM && tl.end[blocker] > gap_begin) {
-        const sim::Time from = std::max(tl.start[blocker], gap_begin);
-        const sim::Time to = std::min(tl.end[blocker], start);
-        if (to > from) exposed = (to - from).seconds();
-        charge(plan.category[blocker], exposed);
-      }
-      b.bubble_s += (start - gap_begin).seconds() - exposed;
+      const double exposed = why.explain_gap(t, prev_end, start, charge);
+      b.bubble_s += (start - prev_end).seconds() - exposed;
     }
     charge(plan.category[t], (tl.end[t] - start).seconds());
     prev_end = tl.end[t];

@@ -181,7 +181,7 @@ std::string unknown_field_message(const Descriptor* type, std::string_view name,
 std::string unknown_enum_message(const google::protobuf::EnumDescriptor* type, std::string_view value,
                                  bool is_number) {
   std::vector<std::string> names = enum_value_names(type);
-  std::string message = fmt::format("unknown value {}", is_number ? std::string(value) : quote(value));
+  std::string message = fmt::format("unknown value {}", is_number ? printable(value, 80) : quote(value));
   if (std::string guess = is_number ? "" : closest(value, names); !guess.empty()) {
     message += fmt::format("; did you mean {}?", guess);
   }

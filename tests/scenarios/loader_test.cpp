@@ -1188,6 +1188,21 @@ TEST(Robustness, HostileInputs) {
   expect_returns("model { family: " + std::string(1 << 20, 'x') + " }", "long.textproto");
   expect_returns("{\"model\": {\"family\": \"" + std::string(1 << 20, 'x') + "\"}}", "long.json");
   expect_returns("{\"model\": {\"" + std::string(1 << 20, 'x') + "\": 1}}", "long.json");
+  // What a message quotes from the input is cut, so that a message stays readable.
+  Text long_preset;
+  long_preset.model = "model { preset: \"" + std::string(1 << 20, 'x') + "\" }";
+  d = errors(long_preset.load());
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_THAT(d[0].message, HasSubstr("unknown model preset \"" + std::string(80, 'x') + "…\""));
+  EXPECT_LT(d[0].str().size(), 2000u);
+  d = errors(load_text("{\"model\": {\"" + std::string(1 << 20, 'y') + "\": 1}}", "long.json"));
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_LT(d[0].str().size(), 2000u);
+  Text bytes;
+  bytes.model = "model { preset: \"\xff\x01\" }";
+  d = errors(bytes.load());
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_THAT(d[0].message, HasSubstr("unknown model preset \"\\xff\\x01\""));
   std::string many;
   for (int i = 0; i < 10000; ++i) many += "x" + std::to_string(i) + ": 1\n";
   d = errors(load_text(many, "many.textproto"));
