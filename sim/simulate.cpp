@@ -128,7 +128,10 @@ void Engine::prepare() {
     dm.at_peak.assign(mem_.begin() + static_cast<std::ptrdiff_t>(d * classes_),
                       mem_.begin() + static_cast<std::ptrdiff_t>((d + 1) * classes_));
     // The curve starts with the memory held before the first task.
-    if (options_.record_memory_curve) dm.curve.emplace_back(Time::zero(), total);
+    if (options_.record_memory_curve) {
+      dm.curve.emplace_back(Time::zero(), total);
+      dm.curve_by_class.insert(dm.curve_by_class.end(), dm.at_peak.begin(), dm.at_peak.end());
+    }
   }
 
   tl_.ready.assign(n, Time::zero());
@@ -146,7 +149,11 @@ void Engine::change_memory(std::uint32_t device, std::uint8_t mem_class, std::in
     dm.peak_time = now_;
     std::copy_n(mem_.begin() + static_cast<std::ptrdiff_t>(base), classes_, dm.at_peak.begin());
   }
-  if (options_.record_memory_curve) dm.curve.emplace_back(now_, total);
+  if (options_.record_memory_curve) {
+    dm.curve.emplace_back(now_, total);
+    const auto row = mem_.begin() + static_cast<std::ptrdiff_t>(base);
+    dm.curve_by_class.insert(dm.curve_by_class.end(), row, row + static_cast<std::ptrdiff_t>(classes_));
+  }
 }
 
 void Engine::make_ready(TaskId t) {

@@ -16,6 +16,10 @@ struct DeviceMemory {
   // Memory curve: (time, total bytes) after each change, in time order. Only kept when
   // SimulateOptions::record_memory_curve is set (traces want it, sweeps do not).
   std::vector<std::pair<Time, std::int64_t>> curve;
+  // The same points split by memory class, flat and row-major so that a curve of millions
+  // of points is one allocation: the bytes of class k at curve[i] are
+  // curve_by_class[i * plan.mem_class_names.size() + k]. Kept with `curve`.
+  std::vector<std::int64_t> curve_by_class;
 };
 
 struct Timeline {

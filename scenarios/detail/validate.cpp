@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -84,7 +85,7 @@ class Validator {
     if (!errors_.empty()) {
       // File order, as a compiler reports; errors without a position keep their order last.
       std::stable_sort(errors_.begin(), errors_.end(), [](const Diagnostic& a, const Diagnostic& b) {
-        auto key = [](const Diagnostic& d) { return std::pair(d.line == 0 ? INT32_MAX : d.line, d.column); };
+        auto key = [](const Diagnostic& d) { return std::pair(d.line == 0 ? std::numeric_limits<int>::max() : d.line, d.column); };
         return key(a) < key(b);
       });
       return std::move(errors_);
@@ -111,7 +112,7 @@ class Validator {
     note(fmt::format("{} defaulted to {}", path, fallback));
     return fallback;
   }
-  // A required size field of `section`; a missing one is reported with `what` it means.
+  // A required size field; a missing one is reported saying `what` to give.
   MaybeInt required(const std::string& path, bool has, Int value, const char* what) {
     if (has) return size(path, value);
     error(path, fmt::format("missing: {}", what));
@@ -367,12 +368,7 @@ class Validator {
     switch (t.optimizer()) {
       case OPTIMIZER_UNSPECIFIED: note("training.optimizer defaulted to ADAM"); break;
       case ADAM: break;
-      case SGD:
-        // The spec carries no optimizer: the strategies model Adam's states, so accepting
-        // SGD would silently simulate Adam.
-        error("training.optimizer", "SGD is not modelled yet (optimizer states and step are modelled for "
-                                    "Adam: fp32 master weights and two moments); use ADAM");
-        break;
+      case SGD: optimizer_ = strategies::Optimizer::SGD; break;
       default:
         error("training.optimizer", unknown_enum_message(Optimizer_descriptor(), std::to_string(t.optimizer()), true));
     }
@@ -416,7 +412,7 @@ class Validator {
       }
     }
 
-    Int gpus = gpus_.value_or(INT64_MAX);
+    Int gpus = gpus_.value_or(std::numeric_limits<Int>::max());
     if (tensor_ && heads_ && *heads_ % *tensor_ != 0) {
       error("parallel.tensor", fmt::format("tensor={} does not divide num_attention_heads={}{}", *tensor_, *heads_,
                                            valid_list(divisors(*heads_, gpus))));
@@ -459,7 +455,7 @@ class Validator {
     if (step) {
       Int lower = *global_batch_ / *step * *step;
       if (lower > 0) nearest.push_back(std::to_string(lower));
-      if (MaybeInt upper = lower <= INT64_MAX - *step ? MaybeInt(lower + *step) : std::nullopt) {
+      if (MaybeInt upper = lower <= std::numeric_limits<Int>::max() - *step ? MaybeInt(lower + *step) : std::nullopt) {
         nearest.push_back(std::to_string(*upper));
       }
     }
@@ -512,6 +508,40 @@ class Validator {
                                                 quote(st.recompute()),
                                                 suggestion(st.recompute(), {"none", "selective", "full"})));
       }
+    }
+
+    if (zero_stage_ && recompute_) check_passes_registered();
+  }
+
+  // Each strategy a scenario asks for is a registered pass (zero-N, recompute, overlap-…);
+  // one that is not yet would only fail when the program is built, without a position.
+  // The names come from strategies::pipeline_for, so this follows the registry's naming.
+  void check_passes_registered() {
+    const Strategy& st = s_.strategy();
+    strategies::TrainingSpec spec;
+    spec.pipeline_schedule = schedule_;
+    spec.zero_stage = *zero_stage_;
+    spec.recompute = *recompute_;
+    spec.overlap_grad_reduce = st.overlap_grad_reduce();
+    spec.overlap_param_gather = st.overlap_param_gather();
+    spec.overlap_tp_comm = st.overlap_tp_comm();
+    for (const std::string& name : strategies::pipeline_for(spec)) {
+      if (name == schedule_ || strategies::find_pass(name) != nullptr) continue;  // schedule: checked above
+      // The field that asked for it: overlap-grad-reduce comes from overlap_grad_reduce.
+      std::string field = name;
+      std::replace(field.begin(), field.end(), '-', '_');
+      std::string path = "strategy";
+      if (name.starts_with("zero-")) {
+        path = "strategy.zero_stage";
+      } else if (name == "selective" || name == "full") {
+        path = "strategy.recompute";
+      } else if (field_at("strategy." + field) != nullptr) {
+        path = "strategy." + field;
+      }
+      std::vector<std::string> registered;
+      for (const auto& pass : strategies::all_passes()) registered.emplace_back(pass.name);
+      error(path, fmt::format("needs the strategy pass {}, which is not implemented yet (registered passes: {})",
+                              quote(name), join(registered)));
     }
   }
 
@@ -573,6 +603,7 @@ class Validator {
     spec.global_batch = *global_batch_;
     spec.micro_batch = *micro_batch_;
     spec.dtype = *dtype_;
+    spec.optimizer = optimizer_;
     spec.layout.tensor = *tensor_;
     spec.layout.pipeline = *pipeline_;
     spec.layout.data = *data_;
@@ -614,6 +645,7 @@ class Validator {
 
   MaybeInt sequence_, global_batch_, micro_batch_;
   std::optional<hardware::Dtype> dtype_;
+  strategies::Optimizer optimizer_ = strategies::Optimizer::ADAM;
 
   MaybeInt tensor_, pipeline_, data_, virtual_stages_;
 

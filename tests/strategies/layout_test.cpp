@@ -35,9 +35,11 @@ TEST(TensorPass, TwoAllReducesPerLayerEachDirection) {
     EXPECT_EQ(count(role.forward, l, hardware::Collective::ALL_REDUCE), 2) << "layer " << l;
     EXPECT_EQ(count(role.backward, l, hardware::Collective::ALL_REDUCE), 2) << "layer " << l;
   }
-  for (const auto& it : role.forward)
-    if (it.kind == Item::Kind::COLLECTIVE && it.layer >= 0 && it.layer < spec.model.layers)
+  for (const auto& it : role.forward) {
+    if (it.kind == Item::Kind::COLLECTIVE && it.layer >= 0 && it.layer < spec.model.layers) {
       EXPECT_DOUBLE_EQ(it.collective.bytes, bytes);
+    }
+  }
 }
 
 TEST(TensorPass, SequenceParallelUsesReduceScatterAndAllGather) {
