@@ -80,6 +80,7 @@ constexpr CitedRule CITED_RULES[] = {
     {"network_latency_s", Rule::NON_NEGATIVE, ProfilePart::NETWORK},
     {"nic_efficiency", Rule::FRACTION, ProfilePart::NETWORK},
     {"pcie_bytes_per_s", Rule::POSITIVE, ProfilePart::ALL},
+    {"comm_overlap_slowdown", Rule::NON_NEGATIVE, ProfilePart::ALL},
 };
 
 struct CurveRule {

@@ -29,12 +29,12 @@ std::string data_parallel(Program& program) {
     }
     // The copies of a tied embedding on the first and last stage sum their gradients.
     const bool tied_copy = spec.model.tied_embedding && program.applied.pipeline > 1 &&
-                           (role.has_embedding != role.has_head);
+                           (role.has_embedding() != role.has_head());
     if (tied_copy) {
       Item ar;
       ar.kind = Item::Kind::COLLECTIVE;
       ar.collective = {Dim::PIPELINE, hardware::Collective::ALL_REDUCE,
-                       static_cast<double>(spec.model.vocab * spec.model.hidden / program.applied.tensor) * sb.gradients};
+                       static_cast<double>((spec.model.vocab + program.applied.tensor - 1) / program.applied.tensor * spec.model.hidden) * sb.gradients};
       ar.category = Category::PP_COMM;
       ar.stream = Stream::COMM;
       ar.label = "embedding-allreduce";

@@ -119,28 +119,31 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
   sim::PlanBuilder b(static_cast<std::uint32_t>(out.device_rank.size()), STREAMS_PER_DEVICE, categories, mem_classes);
 
   // Compute costs, once per (role, segment, direction).
-  std::vector<std::vector<sim::Time>> seg_time[2];
+  std::vector<std::vector<double>> seg_seconds[2];
   for (int dir = 0; dir < 2; ++dir) {
-    seg_time[dir].resize(program.roles.size());
+    seg_seconds[dir].resize(program.roles.size());
     for (std::size_t r = 0; r < program.roles.size(); ++r) {
       const Role& role = program.roles[r];
       for (const auto& seg : role.segments)
-        seg_time[dir][r].push_back(sim::Time::from_seconds(
-            segment_seconds(seg, static_cast<Direction>(dir), program.spec.dtype, cost)));
+        seg_seconds[dir][r].push_back(segment_seconds(seg, static_cast<Direction>(dir), program.spec.dtype, cost));
     }
   }
+  // Compute that shares the GPU with a running collective loses the SMs and memory
+  // bandwidth the collective's kernels take.
+  const double contention = 1.0 + cost.profile().comm_overlap_slowdown().value();
 
   std::map<std::tuple<int, std::uint64_t, int>, std::uint32_t> pattern_cache;  // (dim, group, op)
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> p2p_cache;   // (src, dst)
   std::unordered_map<std::uint64_t, std::uint32_t> instances[3];                 // per dim: (group, seq)
   auto instance_key = [](std::uint64_t group, std::uint64_t seq) { return (group << 32) | seq; };
 
-  const auto m = program.micro_batches;
+  const auto m = static_cast<std::size_t>(program.micro_batches);
+  const auto v = static_cast<std::size_t>(program.applied.virtual_stages);
   std::vector<std::vector<std::uint32_t>> task_of_step(out.device_rank.size());
-  std::vector<std::uint32_t> send_task(out.device_rank.size() * static_cast<std::size_t>(m) * 2, sim::NONE);
-  auto send_slot = [&](std::uint32_t device, std::int32_t mb, Direction dir) {
-    return (static_cast<std::size_t>(device) * static_cast<std::size_t>(m) + static_cast<std::size_t>(mb)) * 2 +
-           static_cast<std::size_t>(dir);
+  std::vector<std::uint32_t> send_task(out.device_rank.size() * m * v * 2, sim::NONE);
+  auto send_slot = [&](std::uint32_t device, std::int32_t mb, std::int32_t chunk, Direction dir) {
+    return ((static_cast<std::size_t>(device) * m + static_cast<std::size_t>(mb)) * v +
+            static_cast<std::size_t>(chunk)) * 2 + static_cast<std::size_t>(dir);
   };
 
   for (std::uint32_t dev = 0; dev < out.device_rank.size(); ++dev) {
@@ -168,7 +171,9 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
       ts.alloc_bytes = it.alloc_bytes;
       ts.free_bytes = it.free_bytes;
       if (step.kind == Step::Kind::ITEM && it.kind == Item::Kind::COMPUTE) {
-        tasks.push_back(b.add_compute(ts, seg_time[static_cast<int>(it.cost)][static_cast<std::size_t>(c.stage)][it.segment]));
+        const double seconds = seg_seconds[static_cast<int>(it.cost)][static_cast<std::size_t>(c.stage)][it.segment] *
+                               it.fraction * (it.overlapped ? contention : 1.0);
+        tasks.push_back(b.add_compute(ts, sim::Time::from_seconds(seconds)));
         continue;
       }
       if (step.kind == Step::Kind::SEND) {
@@ -187,7 +192,7 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
         }
         const std::uint32_t task = b.add_comm_task(ts, b.add_comm(inst));
         tasks.push_back(task);
-        send_task[send_slot(dev, step.micro_batch, step.direction)] = task;
+        send_task[send_slot(dev, step.micro_batch, step.chunk, step.direction)] = task;
         continue;
       }
       // A collective over a group: every simulated member joins the same instance.
@@ -225,7 +230,7 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
         std::uint32_t from = tasks[j];
         if (dep.kind == Step::Kind::RECV) {
           const std::uint32_t peer_dev = device_of_rank[rank_of(l, {c.tensor, c.data, dep.peer_stage})];
-          from = send_task[send_slot(peer_dev, dep.micro_batch, dep.direction)];
+          from = send_task[send_slot(peer_dev, dep.micro_batch, dep.peer_chunk, dep.direction)];
         }
         if (from == sim::NONE) throw std::logic_error("lower: a step depends on a send that was never issued");
         b.add_edge(from, tasks[i]);

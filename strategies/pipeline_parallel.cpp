@@ -1,5 +1,7 @@
-// Pipeline parallelism (Narayanan et al. 2021): the layers are split evenly over the
-// stages; the first stage also holds the embedding, the last the head. Activations cross
+// Pipeline parallelism (Narayanan et al. 2021): the layers are split over the stages —
+// evenly, or with Megatron's explicit first/last-stage layer counts and the rest even —
+// the first stage also holds the embedding, the last the head. With v virtual stages each
+// stage holds v chunks: chunk c of stage i is virtual stage c·p + i. Activations cross
 // stage boundaries as point-to-point sends that the schedule pass places.
 #include "strategies/detail/pass_functions.hpp"
 
@@ -7,25 +9,54 @@ namespace trainsim::strategies::detail {
 
 std::string pipeline_parallel(Program& program) {
   if (is_scheduled(program)) return "must run before the schedule";
-  const std::int64_t p = program.spec.layout.pipeline;
-  const std::int64_t layers = program.spec.model.layers;
-  if (p < 1) return "pipeline size must be positive";
-  if (layers % p != 0)
-    return "pipeline=" + std::to_string(p) + " does not divide num_layers=" + std::to_string(layers);
+  const Layout& l = program.spec.layout;
+  const std::int64_t p = l.pipeline, v = l.virtual_stages, layers = program.spec.model.layers;
+  if (p < 1 || v < 1) return "pipeline and virtual_stages must be positive";
   if (program.roles.size() != 1) return "pipeline already applied";
-  const std::int64_t per_stage = layers / p;
+  const bool uneven = l.first_stage_layers > 0 || l.last_stage_layers > 0;
+  // Layer counts per virtual stage, in model order.
+  std::vector<std::int64_t> counts;
+  if (uneven) {
+    if (v > 1) return "an uneven first/last-stage split cannot be combined with virtual_stages > 1";
+    if (p < 2) return "first_stage_layers/last_stage_layers need pipeline ≥ 2";
+    const std::int64_t middle_stages = p - 2;
+    const std::int64_t even = layers / p;
+    const std::int64_t first = l.first_stage_layers > 0 ? l.first_stage_layers : even;
+    const std::int64_t last = l.last_stage_layers > 0 ? l.last_stage_layers : even;
+    const std::int64_t rest = layers - first - last;
+    if (rest < 0 || (middle_stages == 0 && rest != 0) || (middle_stages > 0 && (rest % middle_stages != 0 || rest == 0)))
+      return "first_stage_layers=" + std::to_string(first) + " and last_stage_layers=" + std::to_string(last) +
+             " leave " + std::to_string(rest) + " of num_layers=" + std::to_string(layers) + " for " +
+             std::to_string(middle_stages) + " middle stages, which must split them evenly (at least one each)";
+    counts.push_back(first);
+    for (std::int64_t i = 0; i < middle_stages; ++i) counts.push_back(rest / middle_stages);
+    counts.push_back(last);
+  } else {
+    if (layers % (p * v) != 0)
+      return "pipeline × virtual_stages = " + std::to_string(p * v) + " does not divide num_layers=" +
+             std::to_string(layers);
+    counts.assign(static_cast<std::size_t>(p * v), layers / (p * v));
+  }
   std::vector<Role> roles(static_cast<std::size_t>(p));
   for (std::int64_t s = 0; s < p; ++s) {
-    Role& r = roles[static_cast<std::size_t>(s)];
-    r.stage = static_cast<std::int32_t>(s);
-    for (std::int64_t l = s * per_stage; l < (s + 1) * per_stage; ++l) r.layers.push_back(static_cast<std::int32_t>(l));
-    r.has_embedding = s == 0;
-    r.has_head = s == p - 1;
+    roles[static_cast<std::size_t>(s)].stage = static_cast<std::int32_t>(s);
+    roles[static_cast<std::size_t>(s)].chunks.resize(static_cast<std::size_t>(v));
+  }
+  std::int32_t next_layer = 0;
+  for (std::int64_t vs = 0; vs < p * v; ++vs) {
+    Chunk& c = roles[static_cast<std::size_t>(vs % p)].chunks[static_cast<std::size_t>(vs / p)];
+    for (std::int64_t i = 0; i < counts[static_cast<std::size_t>(vs)]; ++i) c.layers.push_back(next_layer++);
+    c.has_embedding = vs == 0;
+    c.has_head = vs == p * v - 1;
   }
   program.roles = std::move(roles);
   program.applied.pipeline = p;
+  program.applied.virtual_stages = v;
   for (auto& role : program.roles) rebuild_role(role, program);
-  program.passes_run.push_back("pipeline(" + std::to_string(p) + ")");
+  std::string note = "pipeline(" + std::to_string(p);
+  if (v > 1) note += ",v=" + std::to_string(v);
+  if (uneven) note += ",first=" + std::to_string(counts.front()) + ",last=" + std::to_string(counts.back());
+  program.passes_run.push_back(note + ")");
   return {};
 }
 

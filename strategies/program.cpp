@@ -92,9 +92,9 @@ Item collective_item(Dim dim, hardware::Collective op, double bytes, std::int32_
 
 // Cuts the op sequence into compute segments at tensor-parallel boundaries and layer
 // changes, inserting the collectives Megatron's f/g operators need in this direction.
-void build_template(Role& role, const std::vector<TaggedOp>& ops, Direction dir, std::int64_t tensor,
+void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, Direction dir, std::int64_t tensor,
                     bool sequence_parallel, std::int64_t num_layers) {
-  auto& out = dir == Direction::FORWARD ? role.forward : role.backward;
+  auto& out = dir == Direction::FORWARD ? chunk.forward : chunk.backward;
   Segment current;
   std::int32_t current_group = 0;
   auto flush = [&]() {
@@ -144,6 +144,24 @@ void build_template(Role& role, const std::vector<TaggedOp>& ops, Direction dir,
 
 }  // namespace
 
+bool Role::has_embedding() const {
+  for (const auto& c : chunks)
+    if (c.has_embedding) return true;
+  return false;
+}
+
+bool Role::has_head() const {
+  for (const auto& c : chunks)
+    if (c.has_head) return true;
+  return false;
+}
+
+std::int64_t Role::num_layers() const {
+  std::int64_t n = 0;
+  for (const auto& c : chunks) n += static_cast<std::int64_t>(c.layers.size());
+  return n;
+}
+
 void rebuild_role(Role& role, const Program& program) {
   const TrainingSpec& spec = program.spec;
   const models::ModelConfig& model = spec.model;
@@ -155,33 +173,32 @@ void rebuild_role(Role& role, const Program& program) {
 
   // The layers of a stage are identical: build one and reference it.
   const models::Layer layer = models::transformer_layer(model, shard);
-  models::Layer embedding, head;
-  std::vector<TaggedOp> ops;
-  if (role.has_embedding) {
-    embedding = models::embedding_layer(model, shard);
-    for (const auto& op : embedding.ops) ops.push_back({&op, -1});
-  }
-  for (std::int32_t l : role.layers)
-    for (const auto& op : layer.ops) ops.push_back({&op, l});
-  if (role.has_head) {
-    head = models::head_layer(model, shard);
-    for (const auto& op : head.ops) ops.push_back({&op, static_cast<std::int32_t>(model.layers)});
-  }
+  const models::Layer embedding = models::embedding_layer(model, shard);
+  const models::Layer head = models::head_layer(model, shard);
 
   role.segments.clear();
-  role.forward.clear();
-  role.backward.clear();
+  role.prologue.clear();
   role.tail.clear();
   role.steps.clear();
   role.params = 0;
-  for (const auto& t : ops) role.params += t.op->params;
+  for (auto& chunk : role.chunks) {
+    std::vector<TaggedOp> ops;
+    if (chunk.has_embedding)
+      for (const auto& op : embedding.ops) ops.push_back({&op, -1});
+    for (std::int32_t l : chunk.layers)
+      for (const auto& op : layer.ops) ops.push_back({&op, l});
+    if (chunk.has_head)
+      for (const auto& op : head.ops) ops.push_back({&op, static_cast<std::int32_t>(model.layers)});
+    for (const auto& t : ops) role.params += t.op->params;
+    chunk.forward.clear();
+    chunk.backward.clear();
+    build_template(role, chunk, ops, Direction::FORWARD, shard.tensor, shard.sequence_parallel, model.layers);
+    build_template(role, chunk, ops, Direction::BACKWARD, shard.tensor, shard.sequence_parallel, model.layers);
+  }
   // With a pipeline, Megatron keeps a copy of the tied word embedding on the last stage
   // (its gradient is all-reduced with the first stage's).
-  if (role.has_head && !role.has_embedding && model.tied_embedding)
-    role.params += model.vocab * model.hidden / program.applied.tensor;
-
-  build_template(role, ops, Direction::FORWARD, shard.tensor, shard.sequence_parallel, model.layers);
-  build_template(role, ops, Direction::BACKWARD, shard.tensor, shard.sequence_parallel, model.layers);
+  if (role.has_head() && !role.has_embedding() && model.tied_embedding)
+    role.params += (model.vocab + program.applied.tensor - 1) / program.applied.tensor * model.hidden;
 
   const StateBytes sb = state_bytes_per_param(spec);
   const double p = static_cast<double>(role.params);
@@ -203,6 +220,7 @@ void rebuild_role(Role& role, const Program& program) {
   it.kind = Item::Kind::COMPUTE;
   it.segment = static_cast<std::uint32_t>(role.segments.size());
   it.category = Category::OPTIMIZER;
+  it.layer = static_cast<std::int32_t>(model.layers);
   it.label = "optimizer";
   role.segments.push_back(std::move(opt));
   role.tail.push_back(std::move(it));
@@ -215,10 +233,12 @@ Program initial_program(const TrainingSpec& spec) {
   program.micro_batches = spec.global_batch / spec.micro_batch;
   Role role;
   role.stage = 0;
-  role.layers.resize(static_cast<std::size_t>(spec.model.layers));
-  std::iota(role.layers.begin(), role.layers.end(), 0);
-  role.has_embedding = true;
-  role.has_head = true;
+  Chunk chunk;
+  chunk.layers.resize(static_cast<std::size_t>(spec.model.layers));
+  std::iota(chunk.layers.begin(), chunk.layers.end(), 0);
+  chunk.has_embedding = true;
+  chunk.has_head = true;
+  role.chunks.push_back(std::move(chunk));
   program.roles.push_back(std::move(role));
   rebuild_role(program.roles.front(), program);
   return program;

@@ -47,43 +47,71 @@ struct Item {
   Kind kind = Kind::COMPUTE;
   std::uint32_t segment = 0;       // COMPUTE: index into Role::segments
   Direction cost = Direction::FORWARD;  // COMPUTE: which of the segment's costs it pays
+  double fraction = 1.0;           // COMPUTE: share of the segment's cost (a GEMM cut into chunks)
   CollectiveNeed collective;       // COLLECTIVE
   Category category = Category::COMPUTE;
   Stream stream = Stream::COMPUTE;
-  std::int32_t layer = -1;         // model layer the item belongs to (-1: embedding/head/tail)
+  std::int32_t layer = -1;         // model layer (−1 embedding, num_layers head and tail)
   MemClass mem_class = MemClass::ACTIVATIONS;
   std::int64_t alloc_bytes = 0;    // at start
   std::int64_t free_bytes = 0;     // at end
   std::string label;               // for traces: "fwd", "bwd", "recompute", "tp-allreduce" …
+  // Whether the step waits for the item before it in the template. Items on the same
+  // stream are ordered anyway; a compute chunk that runs while the previous chunk's
+  // collective is in flight does not wait for that collective.
+  bool after_previous = true;
+  // Runs while communication shares the GPU's SMs and memory bandwidth: slowed by the
+  // profile's contention factor.
+  bool overlapped = false;
+  // Overlapped gradient reduction: in the last micro-batch only, this data-parallel
+  // collective is issued on the comm stream as soon as the item ends.
+  bool has_bucket = false;
+  CollectiveNeed bucket;
+  // Overlapped parameter gather: in the first micro-batch only, the item waits for this
+  // entry of Role::prologue.
+  std::int32_t waits_for_prologue = -1;
+};
+
+// A model chunk: the contiguous layers a stage runs for one virtual stage. Without
+// interleaving a stage has one chunk.
+struct Chunk {
+  std::vector<std::int32_t> layers;
+  bool has_embedding = false;
+  bool has_head = false;
+  std::vector<Item> forward;   // per micro-batch, in execution order
+  std::vector<Item> backward;  // per micro-batch, in execution order
 };
 
 // One entry of a stream's ordered list for the whole iteration.
 struct Step {
   enum class Kind : std::uint8_t {
-    ITEM,  // an Item of a template (for micro_batch ≥ 0) or of the tail (micro_batch −1)
-    SEND,  // activations (forward) or their gradients (backward) to peer_stage
-    RECV,  // marker: steps that depend on it wait for peer_stage's matching SEND
+    ITEM,  // an Item of a template (micro_batch ≥ 0), of the prologue or tail (micro_batch −1)
+    SEND,  // activations (forward) or their gradients (backward) to (peer_stage, peer_chunk)
+    RECV,  // marker: steps that depend on it wait for (peer_stage, peer_chunk)'s matching SEND
   };
   Kind kind = Kind::ITEM;
   Item item;                       // ITEM; SEND uses item.collective.bytes, stream, label
   Direction direction = Direction::FORWARD;  // which template the step came from
   std::int32_t micro_batch = -1;
+  std::int32_t chunk = 0;          // the model chunk of this stage the step belongs to
   std::int32_t peer_stage = -1;    // SEND, RECV
+  std::int32_t peer_chunk = 0;     // SEND, RECV
   std::vector<std::uint32_t> deps; // earlier steps of this role that must end first
 };
 
 struct Role {
   std::int32_t stage = 0;
-  std::vector<std::int32_t> layers;  // model layers on this stage
-  bool has_embedding = false;
-  bool has_head = false;
+  std::vector<Chunk> chunks;
   std::vector<Segment> segments;
-  std::vector<Item> forward;   // per micro-batch, in execution order
-  std::vector<Item> backward;  // per micro-batch, in execution order
+  std::vector<Item> prologue;  // once per iteration before the first forward (parameter gathers)
   std::vector<Item> tail;      // once per iteration after the last backward (gradient sync, optimizer)
   std::int64_t params = 0;     // parameters held by one rank of this role
   double static_bytes[static_cast<int>(MemClass::COUNT)] = {};  // held for the whole iteration
   std::vector<Step> steps;     // filled by the schedule pass
+
+  bool has_embedding() const;
+  bool has_head() const;
+  std::int64_t num_layers() const;
 };
 
 struct Program {
@@ -108,9 +136,9 @@ struct StateBytes {
 };
 StateBytes state_bytes_per_param(const TrainingSpec& spec);
 
-// Rebuilds a role's segments, forward/backward templates and model states from its layer
-// assignment and the layout applied so far (tensor degree, sequence parallelism). Layout
-// passes call it after changing what a role holds.
+// Rebuilds a role's segments, chunk templates, tail and model states from its chunks'
+// layer assignment and the layout applied so far (tensor degree, sequence parallelism).
+// Layout passes call it after changing what a role holds.
 void rebuild_role(Role& role, const Program& program);
 
 // Activation bytes a segment's ops save for backward (only the selective-recompute ops'

@@ -15,20 +15,21 @@ std::string recompute_full(Program& program) {
   const std::int32_t num_layers = static_cast<std::int32_t>(spec.model.layers);
   auto is_layer = [&](std::int32_t g) { return g >= 0 && g < num_layers; };
 
-  for (auto& role : program.roles) {
-    const std::vector<Item> original = role.forward;
+  for (auto& role : program.roles)
+    for (auto& chunk : role.chunks) {
+    const std::vector<Item> original = chunk.forward;
     // Forward keeps only each layer's input, on the layer's first compute item.
     std::int32_t seen = -1;
-    for (auto& it : role.forward) {
+    for (auto& it : chunk.forward) {
       if (it.kind != Item::Kind::COMPUTE || !is_layer(it.layer)) continue;
       it.alloc_bytes = it.layer != seen ? checkpoint : 0;
       seen = it.layer;
     }
     // Backward: before a layer's first backward item, its forward again.
     std::vector<Item> backward;
-    for (std::size_t i = 0; i < role.backward.size(); ++i) {
-      const Item& it = role.backward[i];
-      const bool first_of_layer = is_layer(it.layer) && (i == 0 || role.backward[i - 1].layer != it.layer);
+    for (std::size_t i = 0; i < chunk.backward.size(); ++i) {
+      const Item& it = chunk.backward[i];
+      const bool first_of_layer = is_layer(it.layer) && (i == 0 || chunk.backward[i - 1].layer != it.layer);
       if (first_of_layer) {
         for (const Item& f : original) {
           if (f.layer != it.layer) continue;
@@ -53,8 +54,8 @@ std::string recompute_full(Program& program) {
         if (backward[j].layer == it.layer && backward[j].kind == Item::Kind::COMPUTE) last = false;
       if (last) it.free_bytes += checkpoint;
     }
-    role.backward = std::move(backward);
-  }
+    chunk.backward = std::move(backward);
+    }
   program.passes_run.emplace_back("full");
   return {};
 }

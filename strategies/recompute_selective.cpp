@@ -9,11 +9,12 @@ namespace trainsim::strategies::detail {
 
 std::string recompute_selective(Program& program) {
   if (is_scheduled(program)) return "must run before the schedule";
-  for (auto& role : program.roles) {
-    for (auto& it : role.forward)
+  for (auto& role : program.roles)
+    for (auto& chunk : role.chunks) {
+    for (auto& it : chunk.forward)
       if (it.kind == Item::Kind::COMPUTE) it.alloc_bytes -= activation_bytes(role.segments[it.segment], true);
     std::vector<Item> backward;
-    for (const Item& it : role.backward) {
+    for (const Item& it : chunk.backward) {
       if (it.kind == Item::Kind::COMPUTE) {
         Segment redo;
         for (const auto& op : role.segments[it.segment].ops)
@@ -35,8 +36,8 @@ std::string recompute_selective(Program& program) {
       }
       backward.push_back(it);
     }
-    role.backward = std::move(backward);
-  }
+    chunk.backward = std::move(backward);
+    }
   program.passes_run.emplace_back("selective");
   return {};
 }

@@ -10,10 +10,14 @@ namespace trainsim::strategies::detail {
 
 std::string schedule_1f1b(Program& program) {
   if (is_scheduled(program)) return "a schedule already ran";
+  if (program.applied.virtual_stages > 1)
+    return "virtual_stages=" + std::to_string(program.applied.virtual_stages) +
+           " needs the interleaved schedule (pipeline_schedule: \"interleaved-1f1b\")";
   const auto p = static_cast<std::int32_t>(program.roles.size());
   const auto m = static_cast<std::int32_t>(program.micro_batches);
   for (auto& role : program.roles) {
     ScheduleBuilder b(program, role);
+    b.prologue();
     const std::int32_t warmup = std::min(p - role.stage - 1, m);
     for (std::int32_t i = 0; i < warmup; ++i) b.forward(i);
     for (std::int32_t i = 0; i < m - warmup; ++i) {

@@ -3,7 +3,10 @@
 namespace trainsim::strategies::detail {
 
 ScheduleBuilder::ScheduleBuilder(const Program& program, Role& role)
-    : role_(role), stages_(static_cast<std::int32_t>(program.roles.size())) {
+    : role_(role),
+      stages_(static_cast<std::int32_t>(program.roles.size())),
+      chunks_(static_cast<std::int32_t>(role.chunks.size())),
+      last_micro_batch_(static_cast<std::int32_t>(program.micro_batches - 1)) {
   const TrainingSpec& spec = program.spec;
   // Between stages Megatron sends the layer output, 2·b·s·h bytes; with tensor parallelism
   // each rank sends only its 1/t slice (sequence parallelism keeps it sharded; without it
@@ -17,34 +20,72 @@ std::uint32_t ScheduleBuilder::add(Step step) {
   return static_cast<std::uint32_t>(role_.steps.size() - 1);
 }
 
-void ScheduleBuilder::run(Direction dir, std::int32_t mb) {
+// Virtual stage c·p + i runs as chunk c of stage i, so activations flow stage i → i+1
+// within a chunk and from the last stage's chunk c to the first stage's chunk c+1.
+ScheduleBuilder::Peer ScheduleBuilder::upstream(Direction dir, std::int32_t chunk) const {
+  const std::int32_t s = role_.stage;
+  if (dir == Direction::FORWARD) {
+    if (s > 0) return {s - 1, chunk};
+    if (chunk > 0) return {stages_ - 1, chunk - 1};
+  } else {
+    if (s < stages_ - 1) return {s + 1, chunk};
+    if (chunk < chunks_ - 1) return {0, chunk + 1};
+  }
+  return {};
+}
+
+void ScheduleBuilder::run(Direction dir, std::int32_t mb, std::int32_t chunk) {
   const bool fwd = dir == Direction::FORWARD;
-  const std::int32_t from = fwd ? role_.stage - 1 : role_.stage + 1;
-  const std::int32_t to = fwd ? role_.stage + 1 : role_.stage - 1;
+  const Peer from = upstream(dir, chunk);
+  // Downstream is upstream of the other direction.
+  const Peer to = upstream(fwd ? Direction::BACKWARD : Direction::FORWARD, chunk);
   std::int64_t prev = -1;
-  if (from >= 0 && from < stages_) {
+  if (from.stage >= 0) {
     Step recv;
     recv.kind = Step::Kind::RECV;
     recv.direction = dir;
     recv.micro_batch = mb;
-    recv.peer_stage = from;
+    recv.chunk = chunk;
+    recv.peer_stage = from.stage;
+    recv.peer_chunk = from.chunk;
     prev = add(std::move(recv));
   }
-  for (const Item& it : fwd ? role_.forward : role_.backward) {
+  const Chunk& c = role_.chunks[static_cast<std::size_t>(chunk)];
+  for (const Item& it : fwd ? c.forward : c.backward) {
     Step s;
     s.kind = Step::Kind::ITEM;
     s.item = it;
     s.direction = dir;
     s.micro_batch = mb;
-    if (prev >= 0) s.deps.push_back(static_cast<std::uint32_t>(prev));
+    s.chunk = chunk;
+    if (prev >= 0 && it.after_previous) s.deps.push_back(static_cast<std::uint32_t>(prev));
+    if (fwd && mb == 0 && it.waits_for_prologue >= 0)
+      s.deps.push_back(prologue_steps_.at(static_cast<std::size_t>(it.waits_for_prologue)));
     prev = add(std::move(s));
+    if (!fwd && mb == last_micro_batch_ && it.has_bucket) {
+      Step b;
+      b.kind = Step::Kind::ITEM;
+      b.item.kind = Item::Kind::COLLECTIVE;
+      b.item.collective = it.bucket;
+      b.item.category = Category::DP_COMM;
+      b.item.stream = Stream::COMM;
+      b.item.layer = it.layer;
+      b.item.label = "dp-grad-bucket";
+      b.direction = dir;
+      b.micro_batch = mb;
+      b.chunk = chunk;
+      b.deps.push_back(static_cast<std::uint32_t>(prev));
+      add(std::move(b));  // the next item does not wait for it
+    }
   }
-  if (to >= 0 && to < stages_) {
+  if (to.stage >= 0) {
     Step send;
     send.kind = Step::Kind::SEND;
     send.direction = dir;
     send.micro_batch = mb;
-    send.peer_stage = to;
+    send.chunk = chunk;
+    send.peer_stage = to.stage;
+    send.peer_chunk = to.chunk;
     send.item.kind = Item::Kind::COLLECTIVE;
     send.item.collective = {Dim::PIPELINE, hardware::Collective::SEND_RECV, boundary_bytes_};
     send.item.category = Category::PP_COMM;
@@ -55,25 +96,41 @@ void ScheduleBuilder::run(Direction dir, std::int32_t mb) {
   }
 }
 
-void ScheduleBuilder::forward(std::int32_t mb) { run(Direction::FORWARD, mb); }
-void ScheduleBuilder::backward(std::int32_t mb) { run(Direction::BACKWARD, mb); }
+void ScheduleBuilder::prologue() {
+  for (const Item& it : role_.prologue) {
+    Step s;
+    s.kind = Step::Kind::ITEM;
+    s.item = it;
+    prologue_steps_.push_back(add(std::move(s)));
+  }
+}
+
+void ScheduleBuilder::forward(std::int32_t mb, std::int32_t chunk) { run(Direction::FORWARD, mb, chunk); }
+void ScheduleBuilder::backward(std::int32_t mb, std::int32_t chunk) { run(Direction::BACKWARD, mb, chunk); }
 
 void ScheduleBuilder::tail() {
-  // Each tail item waits for everything before it on the compute stream (the last
-  // backward) and for the tail item before it.
+  // The first tail item waits for the last backward and for every transfer and gradient
+  // bucket before it on the comm stream; each later one for the tail item before it.
+  std::int64_t last_compute = -1, last_comm = -1;
+  for (std::size_t i = role_.steps.size(); i-- > 0 && (last_compute < 0 || last_comm < 0);) {
+    const Step& s = role_.steps[i];
+    if (s.kind == Step::Kind::RECV) continue;
+    auto& slot = s.item.stream == Stream::COMPUTE ? last_compute : last_comm;
+    if (slot < 0) slot = static_cast<std::int64_t>(i);
+  }
   std::int64_t prev = -1;
-  for (std::size_t i = role_.steps.size(); i-- > 0;)
-    if (role_.steps[i].kind == Step::Kind::ITEM && role_.steps[i].item.stream == Stream::COMPUTE) {
-      prev = static_cast<std::int64_t>(i);
-      break;
-    }
   for (const Item& it : role_.tail) {
     Step s;
     s.kind = Step::Kind::ITEM;
     s.item = it;
     s.direction = Direction::BACKWARD;
     s.micro_batch = -1;
-    if (prev >= 0) s.deps.push_back(static_cast<std::uint32_t>(prev));
+    if (prev >= 0) {
+      s.deps.push_back(static_cast<std::uint32_t>(prev));
+    } else {
+      if (last_compute >= 0) s.deps.push_back(static_cast<std::uint32_t>(last_compute));
+      if (last_comm >= 0) s.deps.push_back(static_cast<std::uint32_t>(last_comm));
+    }
     prev = add(std::move(s));
   }
 }

@@ -15,6 +15,10 @@ struct Layout {
   std::int64_t data = 1;
   bool sequence_parallel = false;
   std::int64_t virtual_stages = 1;
+  // Megatron's uneven split: layers on the first and last stage (0: an even share); the
+  // stages between split the rest evenly.
+  std::int64_t first_stage_layers = 0;
+  std::int64_t last_stage_layers = 0;
   std::int64_t gpus() const { return tensor * pipeline * data; }
 };
 

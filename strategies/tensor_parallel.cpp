@@ -15,6 +15,9 @@ std::string tensor_parallel(Program& program) {
     return "tensor=" + std::to_string(want.tensor) + " does not divide the attention heads";
   program.applied.tensor = want.tensor;
   program.applied.sequence_parallel = want.sequence_parallel;
+  if (want.sequence_parallel && want.tensor > 1 && program.spec.sequence % want.tensor != 0)
+    return "sequence parallelism needs tensor=" + std::to_string(want.tensor) + " to divide the sequence length " +
+           std::to_string(program.spec.sequence);
   for (auto& role : program.roles) rebuild_role(role, program);
   program.passes_run.push_back("tensor(" + std::to_string(want.tensor) + (want.sequence_parallel ? ",sp" : "") + ")");
   return {};

@@ -210,17 +210,22 @@ TEST(Simulate, MemoryPeakBreakdownAndCurve) {
   const std::vector<std::pair<Time, std::int64_t>> curve = {
       {ps(0), 1000}, {ps(0), 1500}, {ps(10), 1800}, {ps(20), 1300}, {ps(30), 1000}, {ps(30), 1800}, {ps(40), 1000}};
   EXPECT_EQ(m.curve, curve);
+  // The same points by class (weights, activations), row by row.
+  EXPECT_EQ(m.curve_by_class,
+            (std::vector<std::int64_t>{1000, 0, 1000, 500, 1000, 800, 1000, 300, 1000, 0, 1000, 800, 1000, 0}));
   // Device 1: the initial memory is its peak, at time 0.
   EXPECT_EQ(tl.memory[1].peak_bytes, 64);
   EXPECT_EQ(tl.memory[1].peak_time, ps(0));
   EXPECT_EQ(tl.memory[1].at_peak, (std::vector<std::int64_t>{64, 0}));
   EXPECT_EQ(tl.memory[1].curve.size(), 1u);
+  EXPECT_EQ(tl.memory[1].curve_by_class, (std::vector<std::int64_t>{64, 0}));
 
   // Without the option, the same peaks and no curve.
   const Timeline quiet = simulate(p, NetworkSpec{});
   EXPECT_EQ(quiet.memory[0].peak_bytes, 1800);
   EXPECT_EQ(quiet.memory[0].peak_time, ps(10));
   EXPECT_TRUE(quiet.memory[0].curve.empty());
+  EXPECT_TRUE(quiet.memory[0].curve_by_class.empty());
 }
 
 TEST(Simulate, CommParticipantsAllocateAtRendezvousAndFreeAtEnd) {
@@ -368,6 +373,7 @@ TEST(Simulate, IdenticalPlansGiveIdenticalTimelines) {
     EXPECT_EQ(a.memory[d].peak_time, b.memory[d].peak_time);
     EXPECT_EQ(a.memory[d].at_peak, b.memory[d].at_peak);
     EXPECT_EQ(a.memory[d].curve, b.memory[d].curve);
+    EXPECT_EQ(a.memory[d].curve_by_class, b.memory[d].curve_by_class);
   }
   // A different seed really is a different plan (the comparison above is not vacuous).
   EXPECT_NE(simulate(random_plan(99), random_network()).makespan, a.makespan);

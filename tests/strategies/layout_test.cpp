@@ -23,7 +23,7 @@ TEST(TensorPass, TwoAllReducesPerLayerEachDirection) {
   // fc1 (backward): two all-reduces of 2·b·s·h bytes per layer per direction.
   auto spec = testing::gpt_spec(4, 1, 1, 8);
   Program prog = build_program(spec);
-  const Role& role = prog.roles.front();
+  const Chunk& role = prog.roles.front().chunks.front();
   auto count = [](const std::vector<Item>& items, std::int32_t layer, hardware::Collective op) {
     int n = 0;
     for (const auto& it : items)
@@ -47,7 +47,7 @@ TEST(TensorPass, SequenceParallelUsesReduceScatterAndAllGather) {
   spec.layout.sequence_parallel = true;
   Program prog = build_program(spec);
   int ar = 0, rs = 0, ag = 0;
-  for (const auto& it : prog.roles.front().forward) {
+  for (const auto& it : prog.roles.front().chunks.front().forward) {
     if (it.kind != Item::Kind::COLLECTIVE || it.layer != 3) continue;
     ar += it.collective.op == hardware::Collective::ALL_REDUCE;
     rs += it.collective.op == hardware::Collective::REDUCE_SCATTER;
@@ -62,11 +62,11 @@ TEST(PipelinePass, SplitsLayersEvenlyEmbeddingFirstHeadLast) {
   auto spec = testing::gpt_spec(1, 4, 1, 8);
   Program prog = build_program(spec);
   ASSERT_EQ(prog.roles.size(), 4u);
-  for (const auto& r : prog.roles) EXPECT_EQ(r.layers.size(), 6u);
-  EXPECT_TRUE(prog.roles[0].has_embedding);
-  EXPECT_FALSE(prog.roles[0].has_head);
-  EXPECT_TRUE(prog.roles[3].has_head);
-  EXPECT_EQ(prog.roles[1].layers.front(), 6);
+  for (const auto& r : prog.roles) EXPECT_EQ(r.num_layers(), 6);
+  EXPECT_TRUE(prog.roles[0].has_embedding());
+  EXPECT_FALSE(prog.roles[0].has_head());
+  EXPECT_TRUE(prog.roles[3].has_head());
+  EXPECT_EQ(prog.roles[1].chunks.front().layers.front(), 6);
 }
 
 TEST(DataPass, GradientAllReduceOfEveryParameter) {
@@ -105,7 +105,7 @@ TEST(Registry, EveryPassHasADescriptionAndAUniqueName) {
     EXPECT_TRUE(names.insert(p.name).second) << p.name;
     EXPECT_GT(std::string(p.description).size(), 10u) << p.name;
   }
-  EXPECT_EQ(pass_names(PassKind::SCHEDULE), std::vector<std::string>{"1f1b"});
+  EXPECT_EQ(pass_names(PassKind::SCHEDULE), (std::vector<std::string>{"1f1b", "gpipe", "interleaved-1f1b"}));
 }
 
 }  // namespace

@@ -10,7 +10,8 @@ namespace {
 
 std::int64_t forward_allocs(const Role& role) {
   std::int64_t total = 0;
-  for (const auto& it : role.forward) total += it.alloc_bytes;
+  for (const auto& c : role.chunks)
+    for (const auto& it : c.forward) total += it.alloc_bytes;
   return total;
 }
 
@@ -61,7 +62,7 @@ TEST(Memory, KorthikantiTensorParallelBytesPerLayerAreWhatAStageAllocates) {
   auto spec = testing::gpt_spec(4, 1, 1, 1);
   Program prog = build_program(spec);
   std::int64_t layer3 = 0;
-  for (const auto& it : prog.roles[0].forward)
+  for (const auto& it : prog.roles[0].chunks[0].forward)
     if (it.layer == 3) layer3 += it.alloc_bytes;
   const double s = 2048, b = 1, h = static_cast<double>(spec.model.hidden), a = static_cast<double>(spec.model.heads), t = 4;
   EXPECT_EQ(layer3, static_cast<std::int64_t>(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
@@ -72,7 +73,7 @@ TEST(Memory, FullRecomputeKeepsOnlyLayerInputs) {
   spec.recompute = Recompute::FULL;
   Program prog = build_program(spec);
   std::int64_t layer_fwd = 0;
-  for (const auto& it : prog.roles[0].forward)
+  for (const auto& it : prog.roles[0].chunks[0].forward)
     if (it.layer == 5) layer_fwd += it.alloc_bytes;
   EXPECT_EQ(layer_fwd, 2 * 2048 * spec.model.hidden);  // 2·s·b·h
   // Every byte allocated in an iteration is freed by its end.
@@ -94,7 +95,7 @@ TEST(Memory, SelectiveRecomputeDropsTheAttentionCore) {
   spec.recompute = Recompute::SELECTIVE;
   Program prog = build_program(spec);
   std::int64_t layer3 = 0;
-  for (const auto& it : prog.roles[0].forward)
+  for (const auto& it : prog.roles[0].chunks[0].forward)
     if (it.layer == 3) layer3 += it.alloc_bytes;
   const double s = 2048, b = 1, h = static_cast<double>(spec.model.hidden), t = 4;
   EXPECT_EQ(layer3, static_cast<std::int64_t>(s * b * h * (10 + 24 / t)));

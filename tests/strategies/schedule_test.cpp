@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <set>
+#include <tuple>
+
 #include "sim/simulate.hpp"
 #include "strategies/lower.hpp"
 #include "strategies/registry.hpp"
@@ -30,45 +33,111 @@ TEST(Schedule1F1B, WarmupSteadyCooldownOrder) {
                                         {'B', 3}, {'F', 4}, {'B', 4}, {'F', 5}, {'B', 5}}));
 }
 
-// A hand-made program: every stage runs one forward item of cost Tf and one backward item
-// of cost Tb per micro-batch, nothing else; transfers are made free. 1F1B then takes
-// exactly (m + p − 1)·(Tf + Tb): the ideal m·(Tf + Tb) plus the bubble (p − 1)·(Tf + Tb)
-// (formulas.md: bubble (p−1)/m of ideal).
+// A hand-made program: every chunk of every stage runs one forward item of cost Tf/v and
+// one backward item of cost Tb/v per micro-batch, nothing else; transfers are made free.
+// Then (formulas.md) 1F1B and GPipe take the ideal m·(Tf + Tb) plus a bubble of
+// (p − 1)·(Tf + Tb), and interleaving over v chunks shrinks the bubble to (p − 1)·(Tf + Tb)/v.
+std::int64_t uniform_makespan(const char* schedule, int p, int m, int v) {
+  auto spec = testing::gpt_spec(1, p, 1, m);
+  spec.pipeline_schedule = schedule;
+  spec.layout.virtual_stages = v;
+  Program prog = build_program(spec);
+  for (auto& role : prog.roles) {
+    role.steps.clear();
+    role.segments.assign(2, Segment{});
+    models::Op f;
+    f.cls = models::ComputeClass::GEMM;
+    f.fwd_flops = 4e12 / v;  // ~15 ms / v at A100 rates: far above kernel overheads
+    f.bwd_input_flops = 4e12 / v;
+    f.bwd_weight_flops = 4e12 / v;
+    role.segments[0].ops = {f};
+    role.segments[1].ops = {f};
+    for (Chunk& chunk : role.chunks) {
+      chunk.forward = {Item{}};
+      chunk.forward[0].segment = 0;
+      chunk.backward = {Item{}};
+      chunk.backward[0].segment = 1;
+      chunk.backward[0].cost = Direction::BACKWARD;
+    }
+    role.tail.clear();
+    role.prologue.clear();
+  }
+  prog.passes_run.clear();
+  EXPECT_EQ(find_pass(schedule)->run(prog), "");
+  auto cluster = testing::a100_cluster(p);
+  auto cost = testing::a100_cost();
+  Lowered low = lower(prog, cluster, cost, Fidelity::FAST);
+  for (auto& c : low.plan.comms) c.fixed_duration = sim::Time::zero();
+  return sim::simulate(low.plan, low.network).makespan.ps;
+}
+
+std::int64_t unit_ps(int v, Direction dir) {
+  models::Op f;
+  f.cls = models::ComputeClass::GEMM;
+  f.fwd_flops = f.bwd_input_flops = f.bwd_weight_flops = 4e12 / v;
+  Segment s;
+  s.ops = {f};
+  return sim::Time::from_seconds(segment_seconds(s, dir, hardware::Dtype::BF16, testing::a100_cost())).ps;
+}
+
 TEST(Schedule1F1B, MakespanIsIdealPlusBubble) {
   for (auto [p, m] : {std::pair{4, 8}, std::pair{2, 2}, std::pair{8, 3}}) {
-    auto spec = testing::gpt_spec(1, p, 1, m);
-    Program prog = build_program(spec);
-    for (auto& role : prog.roles) {
-      role.steps.clear();
-      role.segments.assign(2, Segment{});
-      models::Op f;
-      f.cls = models::ComputeClass::GEMM;
-      f.fwd_flops = 4e12;  // ~15 ms at A100 rates: far above kernel overheads
-      f.bwd_input_flops = 4e12;
-      f.bwd_weight_flops = 4e12;
-      role.segments[0].ops = {f};
-      role.segments[1].ops = {f};
-      role.forward = {Item{}};
-      role.forward[0].segment = 0;
-      role.backward = {Item{}};
-      role.backward[0].segment = 1;
-      role.backward[0].cost = Direction::BACKWARD;
-      role.tail.clear();
-    }
-    prog.passes_run.clear();
-    ASSERT_EQ(find_pass("1f1b")->run(prog), "");
-    auto cluster = testing::a100_cluster(p);
-    auto cost = testing::a100_cost();
-    Lowered low = lower(prog, cluster, cost, Fidelity::FAST);
-    for (auto& c : low.plan.comms) c.fixed_duration = sim::Time::zero();
-    const auto tl = sim::simulate(low.plan, low.network);
-    const auto tf = sim::Time::from_seconds(segment_seconds(prog.roles[0].segments[0], Direction::FORWARD,
-                                                            spec.dtype, cost));
-    const auto tb = sim::Time::from_seconds(segment_seconds(prog.roles[0].segments[1], Direction::BACKWARD,
-                                                            spec.dtype, cost));
-    const std::int64_t expected = (m + p - 1) * (tf.ps + tb.ps);
-    EXPECT_EQ(tl.makespan.ps, expected) << "p=" << p << " m=" << m;
+    const std::int64_t unit = unit_ps(1, Direction::FORWARD) + unit_ps(1, Direction::BACKWARD);
+    EXPECT_EQ(uniform_makespan("1f1b", p, m, 1), (m + p - 1) * unit) << "p=" << p << " m=" << m;
   }
+}
+
+TEST(ScheduleGPipe, SameBubbleAsOneFOneB) {
+  for (auto [p, m] : {std::pair{4, 8}, std::pair{3, 5}}) {
+    const std::int64_t unit = unit_ps(1, Direction::FORWARD) + unit_ps(1, Direction::BACKWARD);
+    EXPECT_EQ(uniform_makespan("gpipe", p, m, 1), (m + p - 1) * unit) << "p=" << p << " m=" << m;
+  }
+}
+
+TEST(ScheduleInterleaved, BubbleShrinksByTheNumberOfChunks) {
+  // (m·v + p − 1) chunk-units: ideal m·(Tf + Tb), bubble (p − 1)·(Tf + Tb)/v.
+  for (auto [p, m, v] : {std::tuple{4, 8, 2}, std::tuple{2, 4, 3}, std::tuple{4, 4, 2}}) {
+    const std::int64_t unit = unit_ps(v, Direction::FORWARD) + unit_ps(v, Direction::BACKWARD);
+    EXPECT_EQ(uniform_makespan("interleaved-1f1b", p, m, v), (m * v + p - 1) * unit)
+        << "p=" << p << " m=" << m << " v=" << v;
+  }
+}
+
+TEST(ScheduleInterleaved, EveryChunkOfEveryMicroBatchRunsOnceEachWay) {
+  auto spec = testing::gpt_spec(1, 4, 1, 8);
+  spec.pipeline_schedule = "interleaved-1f1b";
+  spec.layout.virtual_stages = 3;
+  Program prog = build_program(spec);
+  for (const auto& role : prog.roles) {
+    std::set<std::tuple<int, int, int>> seen;
+    int units = 0;
+    for (const auto& s : role.steps) {
+      if (s.kind != Step::Kind::ITEM || s.micro_batch < 0) continue;
+      if (seen.insert({static_cast<int>(s.direction), s.micro_batch, s.chunk}).second) ++units;
+    }
+    EXPECT_EQ(units, 2 * 8 * 3) << "stage " << role.stage;
+  }
+}
+
+TEST(ScheduleInterleaved, NeedsMicroBatchesAMultipleOfStages) {
+  auto spec = testing::gpt_spec(1, 4, 1, 6);
+  spec.pipeline_schedule = "interleaved-1f1b";
+  spec.layout.virtual_stages = 2;
+  EXPECT_THROW((void)build_program(spec), std::invalid_argument);
+}
+
+TEST(PipelinePass, UnevenFirstAndLastStage) {
+  // Llama-3.1 405B style: 126 layers do not divide by 16; Megatron puts fewer on the
+  // first and last stages. Here 24 layers over 4 stages: 5, 7, 7, 5.
+  auto spec = testing::gpt_spec(1, 4, 1, 8);
+  spec.layout.first_stage_layers = 5;
+  spec.layout.last_stage_layers = 5;
+  Program prog = build_program(spec);
+  std::vector<std::int64_t> n;
+  for (const auto& r : prog.roles) n.push_back(r.num_layers());
+  EXPECT_EQ(n, (std::vector<std::int64_t>{5, 7, 7, 5}));
+  spec.layout.first_stage_layers = 4;  // leaves 15 for 2 middle stages
+  EXPECT_THROW((void)build_program(spec), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,0 +1,21 @@
+#pragma once
+// Parameters of one rank per layer group (−1 embedding, layer index, num_layers head) of a
+// role, read off its backward templates (each op appears in exactly one backward item).
+#include <cstdint>
+#include <map>
+
+#include "strategies/program.hpp"
+
+namespace trainsim::strategies::detail {
+
+inline std::map<std::int32_t, std::int64_t> params_by_layer(const Role& role) {
+  std::map<std::int32_t, std::int64_t> out;
+  for (const auto& chunk : role.chunks)
+    for (const auto& it : chunk.backward) {
+      if (it.kind != Item::Kind::COMPUTE || it.category != Category::COMPUTE) continue;
+      for (const auto& op : role.segments[it.segment].ops) out[it.layer] += op.params;
+    }
+  return out;
+}
+
+}  // namespace trainsim::strategies::detail

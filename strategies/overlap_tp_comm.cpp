@@ -1,0 +1,84 @@
+// Tensor-parallel communication overlapped with its GEMMs (Transformer Engine's
+// userbuffers / Megatron-LM --tp-comm-overlap; Wang et al., ASPLOS'23): a GEMM and the
+// collective that produces its input or consumes its output are cut into t chunks and
+// pipelined, so chunk j's transfer runs under chunk j+1's compute. Only one chunk of the
+// transfer stays exposed; the compute chunks that run beside a transfer are slowed by the
+// profile's contention factor.
+#include "strategies/detail/pass_functions.hpp"
+
+namespace trainsim::strategies::detail {
+
+namespace {
+
+void split(std::vector<Item>& items, std::int64_t k) {
+  std::vector<Item> out;
+  std::vector<bool> consumed(items.size(), false);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (consumed[i]) continue;
+    const Item& it = items[i];
+    const bool tp = it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::TENSOR;
+    if (!tp) {
+      out.push_back(it);
+      continue;
+    }
+    const bool after_compute = !out.empty() && out.back().kind == Item::Kind::COMPUTE && i > 0 && !consumed[i - 1] &&
+                               items[i - 1].kind == Item::Kind::COMPUTE;
+    const bool before_compute = i + 1 < items.size() && items[i + 1].kind == Item::Kind::COMPUTE;
+    if (!after_compute && !before_compute) {
+      out.push_back(it);
+      continue;
+    }
+    Item comm = it;
+    comm.collective.bytes /= static_cast<double>(k);
+    comm.stream = Stream::COMM;
+    Item compute;
+    if (after_compute) {
+      compute = out.back();
+      out.pop_back();
+    } else {
+      compute = items[i + 1];
+      consumed[i + 1] = true;
+    }
+    compute.fraction /= static_cast<double>(k);
+    const std::int64_t alloc = compute.alloc_bytes, free = compute.free_bytes;
+    for (std::int64_t j = 0; j < k; ++j) {
+      Item x = compute;
+      x.alloc_bytes = j == 0 ? alloc : 0;
+      x.free_bytes = j == k - 1 ? free : 0;
+      Item c = comm;
+      if (after_compute) {
+        // compute j, then its transfer; compute j+1 does not wait for transfer j.
+        x.after_previous = j == 0 ? compute.after_previous : false;
+        x.overlapped = j > 0;
+        c.after_previous = true;
+        out.push_back(x);
+        out.push_back(c);
+      } else {
+        // transfer j, then the compute that needs it; transfer j+1 starts without waiting.
+        c.after_previous = j == 0 ? comm.after_previous : false;
+        x.after_previous = true;
+        x.overlapped = j < k - 1;
+        out.push_back(c);
+        out.push_back(x);
+      }
+    }
+  }
+  items = std::move(out);
+}
+
+}  // namespace
+
+std::string overlap_tp_comm(Program& program) {
+  if (is_scheduled(program)) return "must run before the schedule";
+  const std::int64_t t = program.applied.tensor;
+  if (t > 1)
+    for (auto& role : program.roles)
+      for (auto& chunk : role.chunks) {
+        split(chunk.forward, t);
+        split(chunk.backward, t);
+      }
+  program.passes_run.emplace_back("overlap-tp-comm");
+  return {};
+}
+
+}  // namespace trainsim::strategies::detail

@@ -1,0 +1,51 @@
+// ZeRO stage 1 as Megatron's distributed optimizer does it (Rajbhandari et al. 2020;
+// Megatron-LM --use-distributed-optimizer): the fp32 optimizer states (master weights and
+// moments) are sharded over the d data-parallel ranks; gradients stay whole in fp32 and are
+// reduce-scattered instead of all-reduced; each rank updates its 1/d shard and the updated
+// 16-bit parameters are all-gathered. Model states: 6 + 12/d bytes per parameter with
+// fp32 gradients (formulas.md).
+#include "strategies/detail/pass_functions.hpp"
+
+namespace trainsim::strategies::detail {
+
+std::string zero_1(Program& program) {
+  if (is_scheduled(program)) return "must run before the schedule";
+  const std::int64_t d = program.applied.data;
+  const StateBytes sb = state_bytes_per_param(program.spec);
+  for (auto& role : program.roles) {
+    role.static_bytes[static_cast<int>(MemClass::OPTIMIZER_STATES)] /= static_cast<double>(d);
+    std::vector<Item> tail;
+    for (Item it : role.tail) {
+      if (it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::DATA &&
+          it.collective.op == hardware::Collective::ALL_REDUCE) {
+        it.collective.op = hardware::Collective::REDUCE_SCATTER;
+        it.label = "dp-grad-reducescatter";
+        tail.push_back(it);
+        continue;
+      }
+      if (it.category == Category::OPTIMIZER) {
+        // Each rank steps only its shard of the states.
+        for (auto& op : role.segments[it.segment].ops) op.fwd_bytes /= static_cast<double>(d);
+        tail.push_back(it);
+        if (d > 1) {
+          Item gather;
+          gather.kind = Item::Kind::COLLECTIVE;
+          gather.collective = {Dim::DATA, hardware::Collective::ALL_GATHER,
+                               static_cast<double>(role.params) * sb.weights};
+          gather.category = Category::DP_COMM;
+          gather.stream = Stream::COMM;
+          gather.layer = it.layer;
+          gather.label = "dp-param-allgather";
+          tail.push_back(gather);
+        }
+        continue;
+      }
+      tail.push_back(it);
+    }
+    role.tail = std::move(tail);
+  }
+  program.passes_run.emplace_back("zero-1");
+  return {};
+}
+
+}  // namespace trainsim::strategies::detail
