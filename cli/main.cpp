@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/run_command.hpp"
+#include "cli/validate_command.hpp"
 #include "strategies/registry.hpp"
 
 int main(int argc, char** argv) {
@@ -21,11 +22,28 @@ int main(int argc, char** argv) {
 
   auto* passes_cmd = app.add_subcommand("passes", "list the registered strategy passes");
 
+  cli::ValidateOptions validate;
+  std::string validate_fidelity = "fast";
+  auto* validate_cmd = app.add_subcommand(
+      "validate", "simulate every run of a runs table (CSV) and compare predicted with measured iteration time");
+  validate_cmd->add_option("table", validate.table_path, "runs table (.csv; format: ../shared/validation/README.md)")
+      ->required();
+  validate_cmd->add_option("--json", validate.json_path, "also write the comparison as JSON to this file");
+  validate_cmd
+      ->add_option("--fidelity", validate_fidelity,
+                   "fast (default): one rank per stage, closed-form collectives; full: every rank and flow")
+      ->check(CLI::IsMember({"full", "fast"}));
+  validate_cmd->footer(cli::defaults_help());
+
   CLI11_PARSE(app, argc, argv);
 
   if (*run_cmd) {
     run.fidelity = fidelity == "fast" ? strategies::Fidelity::FAST : strategies::Fidelity::FULL;
     return cli::run_command(run, std::cout, std::cerr);
+  }
+  if (*validate_cmd) {
+    validate.fidelity = validate_fidelity == "full" ? strategies::Fidelity::FULL : strategies::Fidelity::FAST;
+    return cli::validate_command(validate, std::cout, std::cerr);
   }
   if (*passes_cmd) {
     for (const auto& p : strategies::all_passes())

@@ -1,9 +1,8 @@
 #include "scenarios/loader.hpp"
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <memory>
+#include <string>
+#include <variant>
 
 #include <fmt/format.h>
 #include <google/protobuf/text_format.h>
@@ -32,20 +31,11 @@ LoadResult load_file(const std::string& path) {
                                     fmt::format("unknown scenario file extension (valid: {})",
                                                 detail::valid_extensions())}};
   }
-  auto fail = [&](int error) {
-    return std::vector<Diagnostic>{{path, 0, 0, "", fmt::format("cannot read file: {}", std::strerror(error))}};
-  };
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!in) return fail(errno);
-  std::string text;
-  char buffer[1 << 16];
-  while (true) {
-    std::size_t n = std::fread(buffer, 1, sizeof buffer, in.get());
-    // fopen succeeds on a directory; the read is what fails (EISDIR).
-    if (n < sizeof buffer && std::ferror(in.get())) return fail(errno);
-    text.append(buffer, n);
-    if (n < sizeof buffer) break;
+  std::variant<std::string, int> read = detail::read_file(path);
+  if (const int* error = std::get_if<int>(&read)) {
+    return std::vector<Diagnostic>{{path, 0, 0, "", fmt::format("cannot read file: {}", std::strerror(*error))}};
   }
+  const std::string& text = std::get<std::string>(read);
   return load_text(text, path);
 }
 

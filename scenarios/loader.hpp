@@ -30,6 +30,8 @@ struct LoadedScenario {
   strategies::TrainingSpec training;
   hardware::ClusterSpec cluster;
   hardware::GpuProfile gpu;
+  double train_tokens = 1e12;          // planning.train_tokens
+  double price_per_gpu_hour = 0;       // planning.price_per_gpu_hour; 0: not given
   std::vector<std::string> notes;  // defaults that were applied, e.g. "parallel.data derived as 16"
 };
 

@@ -2,10 +2,13 @@
 // Turning scenario text into a Scenario message: protobuf text format (with field
 // locations) or the JSON mapping. Parse problems become Diagnostics that name the field
 // and what would be valid; semantic checks come after, in validate.hpp.
+#include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <google/protobuf/text_format.h>
@@ -16,6 +19,13 @@
 namespace trainsim::scenarios::detail {
 
 enum class Format { TEXT, JSON };
+
+// The bytes of the file at `path`, or the errno that stopped the read (a directory opens
+// but fails to read: EISDIR; more than `max_bytes`: EFBIG, so that a path naming a device
+// such as /dev/zero fails instead of filling memory). Scenarios and the model configs
+// they name are read alike.
+std::variant<std::string, int> read_file(const std::string& path,
+                                         std::size_t max_bytes = std::numeric_limits<std::size_t>::max());
 
 // The format a file name's extension selects; nullopt for any other extension.
 std::optional<Format> format_for(std::string_view file);

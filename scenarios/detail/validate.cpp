@@ -3,15 +3,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <limits>
 #include <optional>
+#include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "hardware/gpu_profile.hpp"
 #include "hardware/node_presets.hpp"
+#include "models/hf_config.hpp"
 #include "models/presets.hpp"
 #include "scenarios/detail/parse.hpp"
 #include "scenarios/detail/schema.hpp"
@@ -28,6 +33,8 @@ constexpr std::size_t MAX_LISTED = 24;
 // Divisors are found by trial division up to the square root; numbers beyond this are
 // no real model's and get no list (keeps the loader fast on hostile input).
 constexpr Int MAX_FACTORED = 1'000'000'000'000;
+// A Hugging Face config.json is a few kilobytes; far more is not one (or is a device).
+constexpr std::size_t MAX_HF_CONFIG_BYTES = 16 << 20;
 
 // Products of user numbers can overflow int64 on hostile input; nullopt when they do.
 MaybeInt multiply(Int a, Int b) {
@@ -81,6 +88,7 @@ class Validator {
     resolve_parallel();
     check_batch();
     resolve_strategy();
+    resolve_planning();
     if (errors_.empty()) check_resolved();
     if (!errors_.empty()) {
       // File order, as a compiler reports; errors without a position keep their order last.
@@ -135,14 +143,22 @@ class Validator {
 
   void resolve_model() {
     const Model& m = s_.model();
-    bool preset_named = !m.preset().empty();
-    if (preset_named) {
+    // The model's base shape comes from a preset or from a config.json, never both: which
+    // one's values would the other's override?
+    const bool base_named = !m.preset().empty() || !m.hf_config().empty();
+    if (!m.preset().empty() && !m.hf_config().empty()) {
+      error("model.hf_config", fmt::format("conflicts with model.preset {}: name the model by a preset or by a "
+                                           "Hugging Face config.json, not both (drop one of them)",
+                                           quote(m.preset())));
+    } else if (!m.preset().empty()) {
       preset_ = models::find_preset(m.preset());
       if (!preset_) {
         error("model.preset", fmt::format("unknown model preset {}{} (known: {})", quote(m.preset()),
                                           suggestion(m.preset(), models::preset_names()),
                                           join(models::preset_names())));
       }
+    } else if (!m.hf_config().empty()) {
+      preset_ = read_hf_config(m.hf_config());
     }
     const models::ModelConfig* p = preset_ ? &*preset_ : nullptr;
     // Written fields override the preset's.
@@ -157,7 +173,7 @@ class Validator {
                    p ? p->heads : 0);
     vocab_ = field("model.vocab_size", m.has_vocab_size(), m.vocab_size(), p ? p->vocab : 0);
 
-    if (!preset_named) {
+    if (!base_named) {
       const std::string need = fmt::format(
           "without a preset the model needs num_layers, hidden_size, num_attention_heads and vocab_size "
           "(or name a preset: {})",
@@ -244,6 +260,33 @@ class Validator {
             fmt::format("num_query_groups={} does not divide num_attention_heads={}{}", *kv_, *heads_,
                         valid_list(divisors(*heads_, *heads_))));
     }
+  }
+
+  // The model a Hugging Face config.json describes; nullopt (and an error at model.hf_config)
+  // when it cannot be read or is not a config the models layer accepts.
+  std::optional<models::ModelConfig> read_hf_config(const std::string& written) {
+    namespace fs = std::filesystem;
+    // Relative to the scenario, not to the working directory: a scenario and its config
+    // travel together, and the scenario must load the same from wherever it is run.
+    fs::path path(written);
+    const bool relative = path.is_relative();
+    if (relative) path = fs::path(file_).parent_path() / path;
+    const std::string shown = path.string();
+    std::variant<std::string, int> text = read_file(shown, MAX_HF_CONFIG_BYTES);
+    if (const int* errno_value = std::get_if<int>(&text)) {
+      error("model.hf_config",
+            fmt::format("cannot read Hugging Face config \"{}\": {}{}", printable(shown), std::strerror(*errno_value),
+                        relative ? " (a relative hf_config is read from the scenario file's folder)" : ""));
+      return std::nullopt;
+    }
+    auto parsed = models::parse_hf_config(std::get<std::string>(text), shown);
+    if (const std::string* message = std::get_if<std::string>(&parsed)) {
+      error("model.hf_config", *message);
+      return std::nullopt;
+    }
+    models::ModelConfig model = std::get<models::ModelConfig>(std::move(parsed));
+    note(fmt::format("model.hf_config: {} read from {}", model.name, shown));
+    return model;
   }
 
   void resolve_cluster() {
@@ -347,6 +390,25 @@ class Validator {
                               tree.nodes_per_leaf(), 32);
   }
 
+  void resolve_planning() {
+    const Planning& p = s_.planning();
+    if (p.has_train_tokens()) {
+      if (std::isfinite(p.train_tokens()) && p.train_tokens() > 0)
+        train_tokens_ = p.train_tokens();
+      else
+        error("planning.train_tokens", fmt::format("must be a positive number of tokens, got {}", p.train_tokens()));
+    } else {
+      note("planning.train_tokens defaulted to 1e12 (planning figures are for one trillion tokens)");
+    }
+    if (p.has_price_per_gpu_hour()) {
+      if (std::isfinite(p.price_per_gpu_hour()) && p.price_per_gpu_hour() > 0)
+        price_per_gpu_hour_ = p.price_per_gpu_hour();
+      else
+        error("planning.price_per_gpu_hour",
+              fmt::format("must be a positive price per GPU-hour, got {}", p.price_per_gpu_hour()));
+    }
+  }
+
   void check_training() {
     const Training& t = s_.training();
     switch (t.precision()) {
@@ -420,9 +482,28 @@ class Validator {
       error("parallel.tensor", fmt::format("tensor={} does not divide num_query_groups={}{}", *tensor_, *kv_,
                                            valid_list(divisors(*kv_, gpus))));
     }
-    if (pipeline_ && layers_ && *layers_ % *pipeline_ != 0) {
-      error("parallel.pipeline", fmt::format("pipeline={} does not divide num_layers={}{}", *pipeline_, *layers_,
-                                             valid_list(divisors(*layers_, gpus))));
+    if (p.has_first_stage_layers()) first_stage_ = size("parallel.first_stage_layers", p.first_stage_layers());
+    if (p.has_last_stage_layers()) last_stage_ = size("parallel.last_stage_layers", p.last_stage_layers());
+    const bool uneven = p.has_first_stage_layers() || p.has_last_stage_layers();
+    if (uneven && pipeline_ && layers_) {
+      const Int first = first_stage_.value_or(*layers_ / *pipeline_);
+      const Int last = last_stage_.value_or(*layers_ / *pipeline_);
+      const Int middle = *pipeline_ - 2;
+      const Int rest = *layers_ - first - last;
+      const char* field = p.has_first_stage_layers() ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
+      if (*pipeline_ < 2) {
+        error(field, "an uneven split needs pipeline ≥ 2");
+      } else if (virtual_stages_ && *virtual_stages_ > 1) {
+        error(field, "an uneven split cannot be combined with virtual_stages > 1");
+      } else if (rest < 0 || (middle == 0 && rest != 0) || (middle > 0 && (rest <= 0 || rest % middle != 0))) {
+        error(field, fmt::format("first_stage_layers={} and last_stage_layers={} leave {} of num_layers={} for the {} "
+                                 "middle stages, which must split them evenly (at least one layer each)",
+                                 first, last, rest, *layers_, middle));
+      }
+    } else if (pipeline_ && layers_ && *layers_ % *pipeline_ != 0) {
+      error("parallel.pipeline", fmt::format("pipeline={} does not divide num_layers={}{} (or set "
+                                             "parallel.first_stage_layers / last_stage_layers for an uneven split)",
+                                             *pipeline_, *layers_, valid_list(divisors(*layers_, gpus))));
     } else if (virtual_stages_ && *virtual_stages_ > 1 && pipeline_) {
       if (*pipeline_ == 1) {
         error("parallel.virtual_stages",
@@ -584,7 +665,7 @@ class Validator {
     out.proto = s_;
 
     models::ModelConfig& model = out.training.model;
-    model.name = preset_ ? s_.model().preset() : "custom";
+    model.name = preset_ ? preset_->name : "custom";  // the preset's, or the config.json's
     model.family = family_;
     model.layers = *layers_;
     model.hidden = *hidden_;
@@ -609,6 +690,8 @@ class Validator {
     spec.layout.data = *data_;
     spec.layout.sequence_parallel = s_.parallel().sequence_parallel();
     spec.layout.virtual_stages = *virtual_stages_;
+    spec.layout.first_stage_layers = first_stage_.value_or(0);
+    spec.layout.last_stage_layers = last_stage_.value_or(0);
     spec.pipeline_schedule = schedule_;
     spec.zero_stage = *zero_stage_;
     spec.recompute = *recompute_;
@@ -623,6 +706,8 @@ class Validator {
     out.cluster.oversubscription = *oversubscription_;
     out.cluster.nodes_per_leaf = *nodes_per_leaf_;
     out.gpu = *gpu_;
+    out.train_tokens = train_tokens_;
+    out.price_per_gpu_hour = price_per_gpu_hour_;
     out.notes = notes_;
     return out;
   }
@@ -633,7 +718,7 @@ class Validator {
   std::vector<Diagnostic> errors_;
   std::vector<std::string> notes_;
 
-  std::optional<models::ModelConfig> preset_;
+  std::optional<models::ModelConfig> preset_;  // the named preset, or the model of model.hf_config
   models::Family family_ = models::Family::GPT;
   MaybeInt layers_, hidden_, heads_, kv_, ffn_, vocab_, positions_;
 
@@ -647,11 +732,13 @@ class Validator {
   std::optional<hardware::Dtype> dtype_;
   strategies::Optimizer optimizer_ = strategies::Optimizer::ADAM;
 
-  MaybeInt tensor_, pipeline_, data_, virtual_stages_;
+  MaybeInt tensor_, pipeline_, data_, virtual_stages_, first_stage_, last_stage_;
 
   std::string schedule_;
   MaybeInt zero_stage_;
   std::optional<strategies::Recompute> recompute_;
+  double train_tokens_ = 1e12;
+  double price_per_gpu_hour_ = 0;
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "hardware/gpu_profile.hpp"
 #include "hardware/node_presets.hpp"
+#include "models/model.hpp"
 #include "models/presets.hpp"
 #include "strategies/registry.hpp"
 
@@ -72,8 +73,11 @@ struct Text {
   std::string cluster = R"(cluster { preset: "dgx-a100-80gb" nodes: 4 })";
   std::string parallel = "parallel { tensor: 1 pipeline: 1 }";
   std::string strategy = R"(strategy { recompute: "full" })";
+  std::string extra;  // more top-level blocks, after the others
 
-  std::string str() const { return fmt::format("{}\n{}\n{}\n{}\n{}\n", model, training, cluster, parallel, strategy); }
+  std::string str() const {
+    return fmt::format("{}\n{}\n{}\n{}\n{}\n{}", model, training, cluster, parallel, strategy, extra);
+  }
   LoadResult load() const { return load_text(str(), "s.textproto"); }
 };
 
@@ -194,9 +198,47 @@ TEST(Examples, Gpt17bIsPureDataParallelOn32Gpus) {
   EXPECT_THAT(s.notes, Contains("cluster.fabric.fat_tree.nic_gbps defaulted to 200 (the NIC rate of dgx-a100-80gb)"));
 }
 
+TEST(Examples, Llama3_70bOnH100ReadsItsModelFromTheHfConfig) {
+  LoadedScenario s = loaded(load_file(example("llama3-70b-h100-512.textproto")));
+  const auto& t = s.training;
+  EXPECT_EQ(t.model.name, "llama3-70b");  // the config's folder
+  EXPECT_EQ(t.model.family, models::Family::LLAMA);
+  EXPECT_EQ(t.model.layers, 80);
+  EXPECT_EQ(t.model.hidden, 8192);
+  EXPECT_EQ(t.model.heads, 64);
+  EXPECT_EQ(t.model.kv_heads, 8);
+  EXPECT_EQ(t.model.ffn_hidden, 28672);
+  EXPECT_EQ(t.model.vocab, 128256);
+  EXPECT_EQ(t.model.max_positions, 0);
+  EXPECT_FALSE(t.model.tied_embedding);
+  EXPECT_EQ(models::total_params(t.model), 70'553'706'496);  // formulas.md, Llama-3-70B
+  EXPECT_EQ(t.sequence, 8192);
+  EXPECT_EQ(t.global_batch, 1024);
+  EXPECT_EQ(t.micro_batch, 1);
+  EXPECT_EQ(t.dtype, hardware::Dtype::BF16);
+  EXPECT_EQ(t.layout.tensor, 8);
+  EXPECT_EQ(t.layout.pipeline, 4);
+  EXPECT_EQ(t.layout.data, 16);
+  EXPECT_TRUE(t.layout.sequence_parallel);
+  EXPECT_EQ(t.micro_batches(), 64);
+  EXPECT_EQ(t.pipeline_schedule, "1f1b");
+  EXPECT_EQ(t.recompute, strategies::Recompute::SELECTIVE);
+  EXPECT_EQ(t.zero_stage, 0);
+  EXPECT_EQ(s.cluster.gpu, "h100-sxm");
+  EXPECT_EQ(s.cluster.nodes, 64);
+  EXPECT_EQ(s.cluster.nic_gbps, 400);
+  EXPECT_THAT(s.notes, Contains("model.hf_config: llama3-70b read from " +
+                                example("hf/llama3-70b/config.json")));
+  // The same shape as the preset, which was typed in from the same config.json.
+  const models::ModelConfig preset = *models::find_preset("llama3-70b");
+  EXPECT_EQ(models::total_params(preset), models::total_params(t.model));
+}
+
 TEST(Examples, EveryShippedExampleLoadsCleanly) {
   int count = 0;
   for (const auto& entry : std::filesystem::directory_iterator(source_dir() + "/scenarios/examples")) {
+    // Folders hold what scenarios refer to (hf/: Hugging Face config.json files), not scenarios.
+    if (entry.is_directory()) continue;
     SCOPED_TRACE(entry.path().string());
     loaded(load_file(entry.path().string()));
     ++count;
@@ -285,7 +327,7 @@ TEST(TextSyntax, UnknownFieldsAreAllReportedWithTheValidFields) {
   ASSERT_EQ(d.size(), 2u) << all(d);
   EXPECT_EQ(d[0].str(),
             "s.textproto:1:28: error: model.num_layer: unknown field \"num_layer\" in model; did you mean "
-            "\"num_layers\"? (valid: preset, family, num_layers, hidden_size, num_attention_heads, "
+            "\"num_layers\"? (valid: preset, hf_config, family, num_layers, hidden_size, num_attention_heads, "
             "num_query_groups, ffn_hidden_size, vocab_size, max_position_embeddings)");
   EXPECT_EQ(d[1].str(),
             "s.textproto:5:30: error: strategy.zero: unknown field \"zero\" in strategy; did you mean \"zero_stage\"? "
@@ -310,7 +352,7 @@ TEST(TextSyntax, UnknownTopLevelAndNestedFields) {
   EXPECT_EQ(d[0].str(), "s.textproto:1:20: error: cluster.fabric.fat_tre: unknown field \"fat_tre\" in "
                         "cluster.fabric; did you mean \"fat_tree\"? (valid: fat_tree)");
   EXPECT_EQ(d[1].str(), "s.textproto:2:1: error: sweep: unknown field \"sweep\" in the scenario (valid: name, "
-                        "model, training, cluster, parallel, strategy)");
+                        "model, training, cluster, parallel, strategy, planning)");
 }
 
 TEST(TextSyntax, UnknownEnumValueListsTheValidValues) {
@@ -348,8 +390,8 @@ TEST(JsonSyntax, UnknownFieldNamesThePathAndTheValidFields) {
   auto d = errors(j.load());
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].str(), "s.json: error: model.numLayer: unknown field \"numLayer\" in model; did you mean "
-                        "\"numLayers\"? (valid: preset, family, num_layers, hidden_size, num_attention_heads, "
-                        "num_query_groups, ffn_hidden_size, vocab_size, max_position_embeddings)");
+                        "\"numLayers\"? (valid: preset, hf_config, family, num_layers, hidden_size, "
+                        "num_attention_heads, num_query_groups, ffn_hidden_size, vocab_size, max_position_embeddings)");
   d = errors(load_text(R"({"cluster": {"fabric": {"fatTree": {"nic": 1}}}})", "s.json"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].field, "cluster.fabric.fat_tree.nic");
@@ -357,7 +399,7 @@ TEST(JsonSyntax, UnknownFieldNamesThePathAndTheValidFields) {
   d = errors(load_text(R"({"sweep": {}})", "s.json"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].str(), "s.json: error: sweep: unknown field \"sweep\" in the scenario (valid: name, model, "
-                        "training, cluster, parallel, strategy)");
+                        "training, cluster, parallel, strategy, planning)");
 }
 
 TEST(JsonSyntax, UnknownEnumValueListsTheValidValues) {
@@ -550,6 +592,210 @@ TEST(RuleModel, QueryGroupsMustDivideHeads) {
   ASSERT_EQ(d.size(), 1u) << all(d);
   EXPECT_EQ(d[0].str(), "s.json: error: model.num_query_groups: num_query_groups=5 does not divide "
                         "num_attention_heads=24 (valid: 1, 2, 3, 4, 6, 8, 12, 24)");
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 1b: the model from a Hugging Face config.json (model.hf_config).
+
+// A folder of its own under the temp directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / fmt::format("trainsim-hf-{}-{}", getpid(), count_++)) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  // Writes `text` to `name` (folders created), returning its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::filesystem::path file = path_ / name;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << text;
+    return file.string();
+  }
+  std::string str() const { return path_.string(); }
+
+ private:
+  static inline int count_ = 0;
+  std::filesystem::path path_;
+};
+
+// Changes the working directory for one scope.
+class WorkingDirectory {
+ public:
+  explicit WorkingDirectory(const std::string& dir) : previous_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~WorkingDirectory() { std::filesystem::current_path(previous_); }
+  WorkingDirectory(const WorkingDirectory&) = delete;
+  WorkingDirectory& operator=(const WorkingDirectory&) = delete;
+
+ private:
+  std::filesystem::path previous_;
+};
+
+const std::string SMALL_LLAMA = R"({"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 256,
+  "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 688, "vocab_size": 32000})";
+
+TEST(RuleHfConfig, AbsolutePathLoadsAndNamesTheModelByItsFolder) {
+  Text t;
+  t.model = fmt::format(R"(model {{ hf_config: "{}" }})", example("hf/llama3-70b/config.json"));
+  LoadedScenario s = loaded(t.load());
+  EXPECT_EQ(s.training.model.name, "llama3-70b");
+  EXPECT_EQ(s.training.model.family, models::Family::LLAMA);
+  EXPECT_EQ(s.training.model.kv_heads, 8);
+  EXPECT_EQ(models::total_params(s.training.model), 70'553'706'496);
+  Json j;
+  j.model = fmt::format(R"("hfConfig": "{}")", example("hf/llama3-70b/config.json"));
+  EXPECT_EQ(loaded(j.load()).training.model.layers, 80);
+}
+
+TEST(RuleHfConfig, RelativePathIsReadFromTheScenarioFolder) {
+  TempDir dir;
+  dir.write("models/small/config.json", SMALL_LLAMA);
+  dir.write("shared/small.json", SMALL_LLAMA);
+  Text t;
+  t.model = R"(model { hf_config: "../models/small/config.json" })";
+  const std::string scenario = dir.write("scenarios/s.textproto", t.str());
+  t.model = R"(model { hf_config: "../shared/small.json" })";
+  dir.write("scenarios/t.textproto", t.str());
+  t.model = R"(model { hf_config: "small/config.json" })";
+  dir.write("models/u.textproto", t.str());
+
+  // From an unrelated working directory, by absolute path.
+  LoadedScenario s = loaded(load_file(scenario));
+  EXPECT_EQ(s.training.model.name, "small");
+  EXPECT_EQ(s.training.model.layers, 4);
+  EXPECT_EQ(s.training.model.kv_heads, 2);
+  EXPECT_THAT(s.notes, Contains("model.hf_config: small read from " + dir.str() +
+                                "/scenarios/../models/small/config.json"));
+  // By a relative scenario path, from two different working directories.
+  {
+    WorkingDirectory cwd(dir.str());
+    EXPECT_EQ(loaded(load_file("scenarios/s.textproto")).training.model.name, "small");
+    EXPECT_EQ(loaded(load_file("scenarios/t.textproto")).training.model.name, "small");  // the file stem
+    EXPECT_EQ(loaded(load_file("models/u.textproto")).training.model.layers, 4);
+  }
+  {
+    WorkingDirectory cwd(dir.str() + "/scenarios");
+    EXPECT_EQ(loaded(load_file("s.textproto")).training.model.layers, 4);
+    // load_text's file name anchors the config too: "u.textproto" has no folder, so the
+    // working directory does, and scenarios/small/config.json is not there.
+    auto d = errors(load_text(t.str(), "u.textproto"));
+    ASSERT_EQ(d.size(), 1u) << all(d);
+    EXPECT_THAT(d[0].message, HasSubstr("cannot read Hugging Face config \"small/config.json\""));
+    EXPECT_EQ(loaded(load_text(t.str(), "../models/u.textproto")).training.model.layers, 4);
+  }
+}
+
+TEST(RuleHfConfig, MissingConfigNamesThePathAndTheField) {
+  Text t;
+  t.model = R"(model { hf_config: "nope/config.json" })";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:1:9: error: model.hf_config: cannot read Hugging Face config "
+                        "\"nope/config.json\": No such file or directory (a relative hf_config is read from the "
+                        "scenario file's folder)");
+  // Relative to the scenario's folder: the message shows the path as resolved.
+  d = errors(load_text(t.str(), "dir/s.textproto"));
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("dir/s.textproto:1:9: error: model.hf_config: cannot read Hugging Face config "
+                                    "\"dir/nope/config.json\": No such file or directory"));
+  // A folder opens but does not read; an absolute path gets no hint about folders.
+  TempDir dir;
+  t.model = fmt::format(R"(model {{ hf_config: "{}" }})", dir.str());
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:1:9: error: model.hf_config: cannot read Hugging Face config \"" + dir.str() +
+                            "\": Is a directory");
+  Json j;
+  j.model = R"("hfConfig": "nope/config.json")";
+  d = errors(j.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("s.json: error: model.hf_config: cannot read Hugging Face config "
+                                    "\"nope/config.json\": No such file or directory"));
+}
+
+TEST(RuleHfConfig, MalformedConfigIsReportedAtTheFieldWithTheConfigsPosition) {
+  TempDir dir;
+  const std::string config =
+      dir.write("bad/config.json", "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 8192,\n}\n");
+  Text t;
+  t.model = fmt::format(R"(model {{ hf_config: "{}" }})", config);
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:1:9: error: model.hf_config: " + config +
+                            ":4:1: invalid JSON: syntax error while parsing object key - unexpected '}'; expected "
+                            "string literal");
+  // A config that parses but breaks a rule: the config's own message, at the same place.
+  const std::string missing = dir.write("missing/config.json", R"({"model_type": "llama", "hidden_size": 8192})");
+  t.model = fmt::format(R"(model {{ hf_config: "{}" }})", missing);
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:1:9: error: model.hf_config: " + missing +
+                            ": num_hidden_layers: missing: a Llama config.json gives the number of transformer "
+                            "layers as a positive integer (e.g. 80 for Llama-3-70B)");
+  const std::string mistral = dir.write("mistral/config.json", R"({"model_type": "mistral"})");
+  t.model = fmt::format(R"(model {{ hf_config: "{}" }})", mistral);
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].message, mistral + ": model_type: unsupported model type \"mistral\" (supported: llama)");
+}
+
+TEST(RuleHfConfig, HostilePathsFailCleanly) {
+  Text t;
+  // A device never ends: the read stops at a size no config.json reaches.
+  t.model = R"(model { hf_config: "/dev/zero" })";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:1:9: error: model.hf_config: cannot read Hugging Face config \"/dev/zero\": "
+                        "File too large");
+  // What the message quotes of a huge path is cut.
+  t.model = "model { hf_config: \"" + std::string(1 << 20, 'x') + "\" }";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].message, HasSubstr("File name too long"));
+  EXPECT_LT(d[0].str().size(), 2000u);
+}
+
+TEST(RuleHfConfig, PresetAndHfConfigConflict) {
+  Text t;
+  t.model = fmt::format(R"(model {{ preset: "llama3-70b" hf_config: "{}" }})", example("hf/llama3-70b/config.json"));
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:1:30: error: model.hf_config: conflicts with model.preset \"llama3-70b\": name "
+                        "the model by a preset or by a Hugging Face config.json, not both (drop one of them)");
+  Json j;
+  j.model = R"("preset": "llama3-70b", "hfConfig": "x/config.json")";
+  d = errors(j.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("s.json: error: model.hf_config: conflicts with model.preset"));
+}
+
+TEST(RuleHfConfig, ExplicitFieldsOverrideTheConfig) {
+  TempDir dir;
+  const std::string config = dir.write("small/config.json", SMALL_LLAMA);
+  Text t;
+  t.model = fmt::format(R"(model {{ hf_config: "{}" num_layers: 8 ffn_hidden_size: 1024 }})", config);
+  LoadedScenario s = loaded(t.load());
+  EXPECT_EQ(s.training.model.name, "small");
+  EXPECT_EQ(s.training.model.layers, 8);
+  EXPECT_EQ(s.training.model.ffn_hidden, 1024);
+  EXPECT_EQ(s.training.model.hidden, 256);
+  EXPECT_EQ(s.training.model.kv_heads, 2);
+  EXPECT_FALSE(s.training.model.tied_embedding);
+  // The loader's own rules still apply to the merged shape.
+  t.model = fmt::format(R"(model {{ hf_config: "{}" num_query_groups: 3 }})", config);
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].field, "model.num_query_groups");
+  // A tied config stays tied.
+  const std::string tied = dir.write(
+      "tied/config.json", SMALL_LLAMA.substr(0, SMALL_LLAMA.size() - 1) + R"(, "tie_word_embeddings": true})");
+  t.model = fmt::format(R"(model {{ hf_config: "{}" }})", tied);
+  EXPECT_TRUE(loaded(t.load()).training.model.tied_embedding);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -954,14 +1200,16 @@ TEST(RuleParallel, PipelineMustDivideTheLayers) {
   ASSERT_EQ(d.size(), 1u) << all(d);
   // Valid values are the divisors of 24 that fit on the 5 GPUs.
   EXPECT_EQ(d[0].str(), "s.textproto:4:22: error: parallel.pipeline: pipeline=5 does not divide num_layers=24 "
-                        "(valid: 1, 2, 3, 4)");
+                        "(valid: 1, 2, 3, 4) (or set parallel.first_stage_layers / last_stage_layers for an uneven "
+                        "split)");
   Json j;
   j.parallel = R"("pipeline": 5, "data": 1)";
   j.cluster = R"("gpu": "a100-80gb", "gpusPerNode": 5, "nodes": 1, "fabric": {"fatTree": {"nicGbps": 200}})";
   j.training = R"("sequenceLength": 2048, "globalBatchSize": 16)";
   d = errors(j.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
-  EXPECT_EQ(d[0].str(), "s.json: error: parallel.pipeline: pipeline=5 does not divide num_layers=24 (valid: 1, 2, 3, 4)");
+  EXPECT_EQ(d[0].str(), "s.json: error: parallel.pipeline: pipeline=5 does not divide num_layers=24 (valid: 1, 2, 3, 4) "
+                        "(or set parallel.first_stage_layers / last_stage_layers for an uneven split)");
 }
 
 TEST(RuleParallel, VirtualStagesNeedLayersDivisibleByPipelineTimesStages) {
@@ -1149,7 +1397,7 @@ TEST(Collected, EverySemanticErrorIsReportedInFileOrder) {
   t.training = "training { sequence_length: 2048 global_batch_size: 0 precision: FP8 }";
   t.cluster = R"(cluster { preset: "dgx-a100-80gb" nodes: 4 fabric { fat_tree { oversubscription: 0.5 } } })";
   t.parallel = "parallel { tensor: 5 pipeline: 1 data: 32 }";
-  t.strategy = R"(strategy { pipeline_schedule: "gpipe" zero_stage: 7 recompute: "some" })";
+  t.strategy = R"(strategy { pipeline_schedule: "no-such-schedule" zero_stage: 7 recompute: "some" })";
   auto d = errors(t.load());
   std::vector<std::string> fields;
   for (const auto& x : d) fields.push_back(x.field);
@@ -1272,6 +1520,30 @@ TEST(Robustness, HostileInputs) {
   t.cluster = R"(cluster { preset: "dgx-h100" nodes: 3 })";
   t.model = "model { num_layers: 9223372036854775806 hidden_size: 64 num_attention_heads: 1 vocab_size: 1 }";
   expect_returns(t.str(), "huge.textproto");
+}
+
+TEST(RuleParallel, UnevenSplitMustLeaveAnEvenShareForTheMiddleStages) {
+  Text t;
+  t.parallel = "parallel { pipeline: 4 data: 8 first_stage_layers: 3 }";
+  t.training = "training { sequence_length: 2048 global_batch_size: 64 }";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_NE(d[0].str().find("parallel.first_stage_layers: first_stage_layers=3 and last_stage_layers=6 leave 15 of "
+                            "num_layers=24 for the 2 middle stages, which must split them evenly"),
+            std::string::npos)
+      << d[0].str();
+  t.parallel = "parallel { pipeline: 4 data: 8 first_stage_layers: 5 last_stage_layers: 5 }";
+  auto ok = loaded(t.load());
+  EXPECT_EQ(ok.training.layout.first_stage_layers, 5);
+  EXPECT_EQ(ok.training.layout.last_stage_layers, 5);
+}
+
+TEST(RulePlanning, TokensAndPriceMustBePositive) {
+  Text t;
+  t.extra = "planning { train_tokens: -5 price_per_gpu_hour: 0 }";
+  auto d = errors(t.load());
+  EXPECT_THAT(lines(d), Contains(HasSubstr("planning.train_tokens: must be a positive number of tokens, got -5")));
+  EXPECT_THAT(lines(d), Contains(HasSubstr("planning.price_per_gpu_hour: must be a positive price per GPU-hour, got 0")));
 }
 
 }  // namespace
