@@ -1,5 +1,7 @@
 #include "cli/validate_command.hpp"
 
+#include <cctype>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -19,6 +21,21 @@
 namespace trainsim::cli {
 
 namespace {
+
+// The first four-digit year (1900–2099) in a provenance string, 0 if none.
+int source_year(const std::string& source) {
+  for (std::size_t i = 0; i + 4 <= source.size(); ++i) {
+    const bool start = i == 0 || !std::isdigit(static_cast<unsigned char>(source[i - 1]));
+    const bool end = i + 4 == source.size() || !std::isdigit(static_cast<unsigned char>(source[i + 4]));
+    if (!start || !end) continue;
+    bool digits = true;
+    for (std::size_t j = i; j < i + 4; ++j) digits = digits && std::isdigit(static_cast<unsigned char>(source[j]));
+    if (!digits) continue;
+    const int y = std::stoi(source.substr(i, 4));
+    if (y >= 1900 && y < 2100) return y;
+  }
+  return 0;
+}
 
 constexpr double GIB = 1024.0 * 1024.0 * 1024.0;
 
@@ -192,9 +209,25 @@ MappedRow map_row(const RunRow& row) {
   if (!row.micro_batch) defaulted("micro_batch", "1");
   const strategies::Recompute recompute = row.recompute.value_or(strategies::Recompute::NONE);
   if (!row.recompute) defaulted("recompute", recompute_name(recompute));
-  const bool sequence_parallel = row.sequence_parallel.value_or(false);
-  if (!row.sequence_parallel) defaulted("sequence_parallel", "0");
   const Overlap overlap = row.overlap.value_or(Overlap{});
+  bool sequence_parallel = row.sequence_parallel.value_or(false);
+  if (!row.sequence_parallel) {
+    if (overlap.tp_comm && row.tp > 1) {
+      sequence_parallel = true;
+      defaulted("sequence_parallel", "1",
+                "overlap has tp_comm: Megatron-LM refuses --tp-comm-overlap without --sequence-parallel");
+    } else {
+      defaulted("sequence_parallel", "0");
+    }
+  }
+  // The table has no column for the attention kernel: it follows what existed when the
+  // source ran. FlashAttention (Dao et al.) appeared in 2022; Megatron-LM before it ran
+  // the attention core as separate kernels.
+  const int year = source_year(row.source);
+  const bool flash = year == 0 || year >= 2022;
+  defaulted("attention", flash ? "flash" : "unfused",
+            year == 0 ? "the source names no year: a fused attention kernel, as current frameworks use"
+                      : fmt::format("the source is from {}; FlashAttention appeared in 2022", year));
   std::int64_t zero_stage = 0;
   if (row.zero_stage) {
     zero_stage = *row.zero_stage;
@@ -235,6 +268,7 @@ MappedRow map_row(const RunRow& row) {
   spec.overlap_grad_reduce = overlap.grad_reduce;
   spec.overlap_param_gather = overlap.param_gather;
   spec.overlap_tp_comm = overlap.tp_comm;
+  spec.flash_attention = flash;
 
   m.skip_reasons = std::move(not_built);
   if (!invalid.empty()) m.skip_reasons.push_back("inconsistent row: " + join(invalid, "; "));
@@ -380,11 +414,14 @@ std::string defaults_help() {
          "  vpp                1 (schedule 1f1b; vpp > 1 asks for interleaved-1f1b)\n"
          "  micro_batch        1\n"
          "  recompute          none\n"
-         "  sequence_parallel  0\n"
+         "  sequence_parallel  0, or 1 when overlap has tp_comm and tp > 1 (Megatron-LM refuses\n"
+         "                     --tp-comm-overlap without --sequence-parallel)\n"
          "  zero_stage         0, or 1 when overlap has param_gather (that overlap exists only with\n"
          "                     the distributed optimizer, which is ZeRO stage 1)\n"
          "  precision          bf16\n"
          "  overlap            none\n"
+         "  attention          (no column) unfused when the first year in `source` is before 2022,\n"
+         "                     when FlashAttention appeared; a fused (flash) kernel otherwise\n"
          "Every other column needs a value. The fabric is a non-blocking fat tree (oversubscription 1,\n"
          "32 nodes per leaf). A row whose GPU has no profile, whose cp or ep is not 1, or whose run\n"
          "needs a strategy pass that is not implemented is listed as SKIPPED with the reason.\n";

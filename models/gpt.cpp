@@ -198,29 +198,46 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
     ops.push_back(make_elementwise("rope", 2 * e * qk, 2 * e * qk, 0, 0));
   }
 
-  {
-    Op op = make_gemm("attn_scores", ComputeClass::BATCHED_GEMM, {attn_batch, x.s, x.s, x.head_dim}, 0, e);
-    op.selective_recompute = true;
+  if (shard.flash_attention) {
+    // One fused kernel: QKᵀ and scores×V FLOPs (4·b·s²·h/t forward), reading Q, K, V and
+    // writing O; it keeps only the fp32 log-sum-exp per (sample, head, token). Its backward
+    // recomputes QKᵀ: 2.5× the forward's FLOPs, of which 2× are model FLOPs.
+    Op op = make_gemm("flash_attention", ComputeClass::BATCHED_GEMM, {attn_batch, x.s, x.s, x.head_dim}, 0, e);
+    const double fwd = 2 * op.fwd_flops;  // make_gemm counted one of the two matmuls
+    op.fwd_flops = fwd;
+    op.bwd_input_flops = 2 * fwd;
+    op.bwd_weight_flops = 0;
+    op.bwd_extra_flops = 0.5 * fwd;
+    const double qkv_elems = static_cast<double>(tokens * qkv_cols), o_elems = static_cast<double>(tokens * attn_cols);
+    op.fwd_bytes = e * (qkv_elems + o_elems);
+    op.bwd_bytes = e * 2 * (qkv_elems + o_elems);
+    op.activation_bytes = 4.0 * static_cast<double>(attn_batch) * static_cast<double>(x.s);
     ops.push_back(std::move(op));
-  }
-  {
-    // fwd: read scores, write probabilities. bwd: read dP and P, write dS.
-    Op op = make_elementwise("softmax", 2 * e * scores, 3 * e * scores, e * scores, 0);
-    op.selective_recompute = true;
-    ops.push_back(std::move(op));
-  }
-  if (x.gpt) {
-    Op op = make_elementwise("attn_dropout", scores * (2 * e + MASK_BYTES), scores * (2 * e + MASK_BYTES),
-                             MASK_BYTES * scores, 0);
-    op.selective_recompute = true;
-    ops.push_back(std::move(op));
-  }
-  {
-    Op op = make_gemm("attn_over_v", ComputeClass::BATCHED_GEMM, {attn_batch, x.s, x.head_dim, x.s}, 0, e);
-    // GPT keeps the dropout output; without dropout its input is softmax's saved output.
-    op.activation_bytes = x.gpt ? e * scores : 0;
-    op.selective_recompute = true;
-    ops.push_back(std::move(op));
+  } else {
+    {
+      Op op = make_gemm("attn_scores", ComputeClass::BATCHED_GEMM, {attn_batch, x.s, x.s, x.head_dim}, 0, e);
+      op.selective_recompute = true;
+      ops.push_back(std::move(op));
+    }
+    {
+      // fwd: read scores, write probabilities. bwd: read dP and P, write dS.
+      Op op = make_elementwise("softmax", 2 * e * scores, 3 * e * scores, e * scores, 0);
+      op.selective_recompute = true;
+      ops.push_back(std::move(op));
+    }
+    if (x.gpt) {
+      Op op = make_elementwise("attn_dropout", scores * (2 * e + MASK_BYTES), scores * (2 * e + MASK_BYTES),
+                               MASK_BYTES * scores, 0);
+      op.selective_recompute = true;
+      ops.push_back(std::move(op));
+    }
+    {
+      Op op = make_gemm("attn_over_v", ComputeClass::BATCHED_GEMM, {attn_batch, x.s, x.head_dim, x.s}, 0, e);
+      // GPT keeps the dropout output; without dropout its input is softmax's saved output.
+      op.activation_bytes = x.gpt ? e * scores : 0;
+      op.selective_recompute = true;
+      ops.push_back(std::move(op));
+    }
   }
   {
     // Row-parallel: the bias is added after the reduction, so every shard holds all of it.

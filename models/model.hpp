@@ -29,6 +29,11 @@ struct ShardSpec {
   std::int64_t sequence = 0;
   std::int64_t tensor = 1;
   bool sequence_parallel = false;
+  // The attention core as one fused kernel (FlashAttention, Dao et al. 2022; cuDNN fused
+  // attention): no s² scores in HBM, nothing of size s² kept for backward (Korthikanti's
+  // 5·a·s²·b term is gone). Off: the unfused QKᵀ, softmax, dropout, scores×V of
+  // Megatron-LM before 2022, which Korthikanti's formulas describe.
+  bool flash_attention = false;
   int bytes_per_element = 2;  // 16-bit activations and weights
 };
 

@@ -32,6 +32,9 @@ struct Op {
   double fwd_flops = 0;
   double bwd_input_flops = 0;   // gradient w.r.t. the op's input
   double bwd_weight_flops = 0;  // gradient w.r.t. its weights (zero-bubble schedules split these)
+  // Work the backward kernel does beyond the model FLOPs above (FlashAttention's backward
+  // recomputes QKᵀ): it costs time but is not counted in MFU or HFU.
+  double bwd_extra_flops = 0;
   double fwd_bytes = 0;         // HBM bytes read + written in forward
   double bwd_bytes = 0;         // HBM bytes read + written in backward
   double activation_bytes = 0;  // saved in forward for backward (Korthikanti's accounting)

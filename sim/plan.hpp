@@ -54,6 +54,9 @@ struct CommInstance {
   double bytes = 0.0;
   Time fixed_duration;
   std::uint32_t participants = 0;  // number of COMM tasks that rendezvous on it
+  // Share of the pattern's latency this instance pays: a collective cut into k pipelined
+  // pieces pays its per-step latency once in all, 1/k per piece.
+  double latency_scale = 1.0;
 };
 
 // The network the flows run on: directed links with a capacity (bytes/s).

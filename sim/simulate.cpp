@@ -58,6 +58,12 @@ class Engine {
   void change_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t delta);
   void handle_network_finishes();
   [[noreturn]] void report_deadlock() const;
+  Time scaled_latency(std::uint32_t c) const {
+    const CommInstance& ci = plan_.comms[c];
+    const Time latency = plan_.patterns[ci.pattern].latency;
+    if (ci.latency_scale == 1.0) return latency;
+    return Time::from_seconds(latency.seconds() * ci.latency_scale);
+  }
 
   const Plan& plan_;
   const SimulateOptions& options_;
@@ -184,7 +190,7 @@ void Engine::start_comm(std::uint32_t c) {
   }
   const CommPattern& pat = plan_.patterns[ci.pattern];
   if (pat.flows.empty()) {
-    queue_.push(now_ + pat.latency, COMM_END, c);
+    queue_.push(now_ + scaled_latency(c), COMM_END, c);
     return;
   }
   flows_left_[c] = static_cast<std::uint32_t>(pat.flows.size());
@@ -215,7 +221,7 @@ void Engine::handle_network_finishes() {
   detail::FlowNetworkAccess::pop_finished(net_, now_, finished_tags_);
   tl_.events += finished_tags_.size();
   for (const std::uint32_t c : finished_tags_) {
-    if (--flows_left_[c] == 0) queue_.push(now_ + plan_.patterns[plan_.comms[c].pattern].latency, COMM_END, c);
+    if (--flows_left_[c] == 0) queue_.push(now_ + scaled_latency(c), COMM_END, c);
   }
 }
 

@@ -23,7 +23,7 @@ std::string data_parallel(Program& program) {
       ar.kind = Item::Kind::COLLECTIVE;
       ar.collective = {Dim::DATA, hardware::Collective::ALL_REDUCE, static_cast<double>(role.params) * sb.gradients};
       ar.category = Category::DP_COMM;
-      ar.stream = Stream::COMM;
+      ar.stream = Stream::DP_COMM;
       ar.label = "dp-allreduce";
       sync.push_back(ar);
     }
@@ -36,7 +36,7 @@ std::string data_parallel(Program& program) {
       ar.collective = {Dim::PIPELINE, hardware::Collective::ALL_REDUCE,
                        static_cast<double>((spec.model.vocab + program.applied.tensor - 1) / program.applied.tensor * spec.model.hidden) * sb.gradients};
       ar.category = Category::PP_COMM;
-      ar.stream = Stream::COMM;
+      ar.stream = Stream::PP_COMM;
       ar.label = "embedding-allreduce";
       sync.push_back(ar);
     }

@@ -74,13 +74,13 @@ double segment_seconds(const Segment& segment, Direction dir, hardware::Dtype dt
       total += cost.seconds(k);
     } else if (op.bwd_weight_flops > 0) {
       // Input- and weight-gradient GEMMs are separate kernels of the forward's size class.
-      k.flops = op.bwd_input_flops;
+      k.flops = op.bwd_input_flops + op.bwd_extra_flops;
       k.bytes = op.bwd_bytes / 2;
       total += cost.seconds(k);
       k.flops = op.bwd_weight_flops;
       total += cost.seconds(k);
     } else {
-      k.flops = op.bwd_input_flops;
+      k.flops = op.bwd_input_flops + op.bwd_extra_flops;
       k.bytes = op.bwd_bytes;
       total += cost.seconds(k);
     }
@@ -203,14 +203,17 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
       if (fresh) {
         sim::CommInstance inst;
         inst.bytes = it.collective.bytes;
+        inst.latency_scale = it.collective.latency_scale;
         for (auto r : ranks) inst.participants += device_of_rank[r] != sim::NONE ? 1 : 0;
         if (fidelity == Fidelity::FULL) {
           auto [pp, pfresh] = pattern_cache.try_emplace({dim, gid, static_cast<int>(it.collective.op)}, 0);
           if (pfresh) pp->second = b.add_pattern(hardware::ring_pattern(cluster, it.collective.op, ranks));
           inst.pattern = pp->second;
         } else {
-          inst.fixed_duration =
-              sim::Time::from_seconds(hardware::closed_form_seconds(cluster, it.collective.op, ranks, inst.bytes));
+          double seconds = hardware::closed_form_seconds(cluster, it.collective.op, ranks, inst.bytes);
+          if (inst.latency_scale != 1.0)
+            seconds -= (1.0 - inst.latency_scale) * hardware::closed_form_seconds(cluster, it.collective.op, ranks, 0);
+          inst.fixed_duration = sim::Time::from_seconds(seconds);
         }
         pos->second = b.add_comm(inst);
       }

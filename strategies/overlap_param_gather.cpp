@@ -39,7 +39,7 @@ std::string overlap_param_gather(Program& program) {
         gather.kind = Item::Kind::COLLECTIVE;
         gather.collective = {Dim::DATA, hardware::Collective::ALL_GATHER, static_cast<double>(params[it.layer]) * sb.weights};
         gather.category = Category::DP_COMM;
-        gather.stream = Stream::COMM;
+        gather.stream = Stream::DP_COMM;
         gather.layer = it.layer;
         gather.label = "dp-param-allgather-bucket";
         bucket_of_layer[it.layer] = static_cast<std::int32_t>(role.prologue.size());

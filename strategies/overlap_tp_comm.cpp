@@ -30,7 +30,8 @@ void split(std::vector<Item>& items, std::int64_t k) {
     }
     Item comm = it;
     comm.collective.bytes /= static_cast<double>(k);
-    comm.stream = Stream::COMM;
+    comm.collective.latency_scale /= static_cast<double>(k);  // one ring pass spread over the chunks
+    comm.stream = Stream::TP_COMM;
     Item compute;
     if (after_compute) {
       compute = out.back();

@@ -84,7 +84,7 @@ Item collective_item(Dim dim, hardware::Collective op, double bytes, std::int32_
   it.kind = Item::Kind::COLLECTIVE;
   it.collective = {dim, op, bytes};
   it.category = dim == Dim::TENSOR ? Category::TP_COMM : dim == Dim::DATA ? Category::DP_COMM : Category::PP_COMM;
-  it.stream = dim == Dim::TENSOR ? Stream::COMPUTE : Stream::COMM;
+  it.stream = dim == Dim::TENSOR ? Stream::COMPUTE : dim == Dim::DATA ? Stream::DP_COMM : Stream::PP_COMM;
   it.layer = group;
   it.label = std::string(dim == Dim::TENSOR ? "tp-" : dim == Dim::DATA ? "dp-" : "pp-") + hardware::to_string(op);
   return it;
@@ -170,6 +170,7 @@ void rebuild_role(Role& role, const Program& program) {
   shard.sequence = spec.sequence;
   shard.tensor = program.applied.tensor;
   shard.sequence_parallel = program.applied.sequence_parallel && program.applied.tensor > 1;
+  shard.flash_attention = spec.flash_attention;
 
   // The layers of a stage are identical: build one and reference it.
   const models::Layer layer = models::transformer_layer(model, shard);

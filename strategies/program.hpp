@@ -23,8 +23,10 @@ enum class MemClass : std::uint8_t { WEIGHTS, GRADIENTS, OPTIMIZER_STATES, ACTIV
 const char* to_string(MemClass c);
 
 enum class Direction : std::uint8_t { FORWARD, BACKWARD };
-enum class Stream : std::uint8_t { COMPUTE = 0, COMM = 1 };
-inline constexpr std::uint32_t STREAMS_PER_DEVICE = 2;
+// Each kind of communication has its own stream (its own NCCL communicator and CUDA
+// stream), so a gradient bucket never queues behind a pipeline send.
+enum class Stream : std::uint8_t { COMPUTE = 0, TP_COMM = 1, DP_COMM = 2, PP_COMM = 3 };
+inline constexpr std::uint32_t STREAMS_PER_DEVICE = 4;
 
 // Consecutive ops of one layer that run without communication between them.
 struct Segment {
@@ -39,6 +41,7 @@ struct CollectiveNeed {
   Dim dim = Dim::TENSOR;
   hardware::Collective op = hardware::Collective::ALL_REDUCE;
   double bytes = 0;  // whole buffer (formulas.md convention)
+  double latency_scale = 1.0;  // share of the per-step latency it pays (pipelined pieces)
 };
 
 // One element of a per-micro-batch template (or of the per-iteration tail).

@@ -68,7 +68,7 @@ void ScheduleBuilder::run(Direction dir, std::int32_t mb, std::int32_t chunk) {
       b.item.kind = Item::Kind::COLLECTIVE;
       b.item.collective = it.bucket;
       b.item.category = Category::DP_COMM;
-      b.item.stream = Stream::COMM;
+      b.item.stream = Stream::DP_COMM;
       b.item.layer = it.layer;
       b.item.label = "dp-grad-bucket";
       b.direction = dir;
@@ -89,7 +89,7 @@ void ScheduleBuilder::run(Direction dir, std::int32_t mb, std::int32_t chunk) {
     send.item.kind = Item::Kind::COLLECTIVE;
     send.item.collective = {Dim::PIPELINE, hardware::Collective::SEND_RECV, boundary_bytes_};
     send.item.category = Category::PP_COMM;
-    send.item.stream = Stream::COMM;
+    send.item.stream = Stream::PP_COMM;
     send.item.label = fwd ? "pp-send-activations" : "pp-send-gradients";
     if (prev >= 0) send.deps.push_back(static_cast<std::uint32_t>(prev));
     add(std::move(send));
@@ -109,15 +109,14 @@ void ScheduleBuilder::forward(std::int32_t mb, std::int32_t chunk) { run(Directi
 void ScheduleBuilder::backward(std::int32_t mb, std::int32_t chunk) { run(Direction::BACKWARD, mb, chunk); }
 
 void ScheduleBuilder::tail() {
-  // The first tail item waits for the last backward and for every transfer and gradient
-  // bucket before it on the comm stream; each later one for the tail item before it.
-  std::int64_t last_compute = -1, last_comm = -1;
-  for (std::size_t i = role_.steps.size(); i-- > 0 && (last_compute < 0 || last_comm < 0);) {
-    const Step& s = role_.steps[i];
-    if (s.kind == Step::Kind::RECV) continue;
-    auto& slot = s.item.stream == Stream::COMPUTE ? last_compute : last_comm;
-    if (slot < 0) slot = static_cast<std::int64_t>(i);
-  }
+  // The first tail item waits for the last step of every stream: the last backward, and
+  // every transfer and gradient bucket still in flight; each later one for the tail item
+  // before it.
+  std::int64_t last[STREAMS_PER_DEVICE];
+  for (auto& l : last) l = -1;
+  for (std::size_t i = 0; i < role_.steps.size(); ++i)
+    if (role_.steps[i].kind != Step::Kind::RECV)
+      last[static_cast<std::size_t>(role_.steps[i].item.stream)] = static_cast<std::int64_t>(i);
   std::int64_t prev = -1;
   for (const Item& it : role_.tail) {
     Step s;
@@ -128,8 +127,8 @@ void ScheduleBuilder::tail() {
     if (prev >= 0) {
       s.deps.push_back(static_cast<std::uint32_t>(prev));
     } else {
-      if (last_compute >= 0) s.deps.push_back(static_cast<std::uint32_t>(last_compute));
-      if (last_comm >= 0) s.deps.push_back(static_cast<std::uint32_t>(last_comm));
+      for (auto l : last)
+        if (l >= 0) s.deps.push_back(static_cast<std::uint32_t>(l));
     }
     prev = add(std::move(s));
   }

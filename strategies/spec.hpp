@@ -32,6 +32,7 @@ struct TrainingSpec {
   std::int64_t micro_batch = 1;
   hardware::Dtype dtype = hardware::Dtype::BF16;
   Optimizer optimizer = Optimizer::ADAM;
+  bool flash_attention = true;  // fused attention core (models::ShardSpec::flash_attention)
   Layout layout;
   std::string pipeline_schedule = "1f1b";
   std::int64_t zero_stage = 0;

@@ -33,7 +33,7 @@ std::string zero_1(Program& program) {
           gather.collective = {Dim::DATA, hardware::Collective::ALL_GATHER,
                                static_cast<double>(role.params) * sb.weights};
           gather.category = Category::DP_COMM;
-          gather.stream = Stream::COMM;
+          gather.stream = Stream::DP_COMM;
           gather.layer = it.layer;
           gather.label = "dp-param-allgather";
           tail.push_back(gather);

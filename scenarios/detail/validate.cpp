@@ -427,6 +427,16 @@ class Validator {
                                               "peak_fp8_flops is 0); use BF16 or FP16",
                                               quote(gpu_->name())));
     }
+    switch (t.attention()) {
+      case ATTENTION_UNSPECIFIED:
+        note("training.attention defaulted to FLASH (a fused attention kernel, as Megatron-Core, Transformer Engine "
+             "and PyTorch SDPA use)");
+        break;
+      case FLASH: break;
+      case UNFUSED: flash_attention_ = false; break;
+      default:
+        error("training.attention", unknown_enum_message(Attention_descriptor(), std::to_string(t.attention()), true));
+    }
     switch (t.optimizer()) {
       case OPTIMIZER_UNSPECIFIED: note("training.optimizer defaulted to ADAM"); break;
       case ADAM: break;
@@ -685,6 +695,7 @@ class Validator {
     spec.micro_batch = *micro_batch_;
     spec.dtype = *dtype_;
     spec.optimizer = optimizer_;
+    spec.flash_attention = flash_attention_;
     spec.layout.tensor = *tensor_;
     spec.layout.pipeline = *pipeline_;
     spec.layout.data = *data_;
@@ -731,6 +742,7 @@ class Validator {
   MaybeInt sequence_, global_batch_, micro_batch_;
   std::optional<hardware::Dtype> dtype_;
   strategies::Optimizer optimizer_ = strategies::Optimizer::ADAM;
+  bool flash_attention_ = true;
 
   MaybeInt tensor_, pipeline_, data_, virtual_stages_, first_stage_, last_stage_;
 

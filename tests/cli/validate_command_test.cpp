@@ -89,7 +89,8 @@ TEST(MapRow, GptRowBecomesTheSpecAndCluster) {
 TEST(MapRow, EveryEmptyCellTakesItsDefaultAndIsNamed) {
   const MappedRow m = map_row(small_row());
   EXPECT_EQ(default_columns(m), (std::vector<std::string>{"dp", "cp", "ep", "vpp", "micro_batch", "recompute",
-                                                          "sequence_parallel", "zero_stage", "precision", "overlap"}));
+                                                          "sequence_parallel", "attention", "zero_stage", "precision",
+                                                          "overlap"}));
   const auto& t = m.training;
   EXPECT_EQ(t.layout.data, 4);
   EXPECT_THAT(find_default(m, "dp")->str(), HasSubstr("dp=4 (derived: gpus / (tp × pp) = 16 / (2 × 2))"));
@@ -120,7 +121,9 @@ TEST(MapRow, StatedCellsAreUsedAndNotNamedAsDefaults) {
   r.overlap = Overlap{true, true, true};
   const MappedRow m = map_row(r);
   ASSERT_TRUE(m.skip_reasons.empty()) << m.skip_reasons.front();
-  EXPECT_TRUE(m.defaults.empty());
+  // The attention kernel has no column: it is always derived, from the source's year.
+  ASSERT_EQ(m.defaults.size(), 1u);
+  EXPECT_EQ(m.defaults.front().column, "attention");
   const auto& t = m.training;
   EXPECT_EQ(t.layout.data, 4);
   EXPECT_EQ(t.layout.virtual_stages, 2);
@@ -285,7 +288,8 @@ TEST(ValidateCommand, InlineTableListsRunAndSkippedRowsAndTheSummary) {
   EXPECT_THAT(r.out, HasSubstr("(3 rows, fidelity fast)"));
   EXPECT_THAT(r.out, testing::ContainsRegex("small-a100 +0\\.5000 +[0-9]+\\.[0-9]{4} +[-+][0-9]+\\.[0-9]{2}%"));
   EXPECT_THAT(r.out, HasSubstr("    defaults: dp=4 (derived: gpus / (tp × pp) = 16 / (2 × 2)), cp=1, ep=1, vpp=1, "
-                               "micro_batch=1, sequence_parallel=0, zero_stage=0, overlap=none\n"));
+                               "micro_batch=1, sequence_parallel=0, attention=flash (the source names no year: a "
+                               "fused attention kernel, as current frameworks use), zero_stage=0, overlap=none\n"));
   EXPECT_THAT(r.out, HasSubstr("small-v100      0.9000  SKIPPED: no GPU profile for v100-32gb yet"));
   EXPECT_THAT(r.out, HasSubstr("small-bad       0.2000  SKIPPED: inconsistent row: tp × pp × cp × dp = 2 × 2 × 1 × 3 = "
                                "12, but gpus=16"));
@@ -372,6 +376,20 @@ TEST(ValidateCommand, HelpNamesEveryDefault) {
   for (const char* d : {"dp ", "cp, ep", "vpp ", "micro_batch ", "recompute ", "sequence_parallel ", "zero_stage ",
                         "precision ", "overlap ", "param_gather", "bf16"})
     EXPECT_THAT(help, HasSubstr(d));
+}
+
+TEST(MapRow, AttentionFollowsTheSourceYearAndTpOverlapImpliesSequenceParallel) {
+  RunRow r = small_row();
+  r.source = "Narayanan et al. 2021 (SC21) Table 1";
+  MappedRow m = map_row(r);
+  EXPECT_FALSE(m.training.flash_attention);
+  EXPECT_THAT(find_default(m, "attention")->str(), HasSubstr("attention=unfused (the source is from 2021"));
+  r.source = "Megatron-LM README, 2024";
+  r.overlap = Overlap{false, false, true};
+  m = map_row(r);
+  EXPECT_TRUE(m.training.flash_attention);
+  EXPECT_TRUE(m.training.layout.sequence_parallel);
+  EXPECT_THAT(find_default(m, "sequence_parallel")->str(), HasSubstr("sequence_parallel=1 (overlap has tp_comm"));
 }
 
 }  // namespace

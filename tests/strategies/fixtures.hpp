@@ -15,6 +15,7 @@ inline TrainingSpec gpt_spec(std::int64_t t, std::int64_t p, std::int64_t d, std
   s.micro_batch = 1;
   s.global_batch = global_batch;
   s.layout = Layout{t, p, d, false, 1};
+  s.flash_attention = false;  // Korthikanti's formulas describe the unfused attention core
   return s;
 }
 
