@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "simulate one training iteration of a scenario and print the report");
   run_cmd->add_option("scenario", run.scenario_path, "scenario file (.textproto or .json)")->required();
   run_cmd->add_option("--json", run.json_path, "also write the report as JSON to this file");
+  run_cmd->add_option("--trace", run.trace_path,
+                      "write a Chrome trace-event JSON (open it in Perfetto or chrome://tracing)");
   run_cmd->add_option("--fidelity", fidelity, "full: every rank and flow; fast: one rank per stage, closed-form collectives")
       ->check(CLI::IsMember({"full", "fast"}));
 

@@ -58,8 +58,9 @@ std::string report_text(const scenarios::LoadedScenario& s, const strategies::Ru
   o += "Iteration\n";
   o += fmt::format("  time                {:>12.4f} s\n", r.iteration_s);
   o += fmt::format("  throughput          {:>12.0f} tokens/s   {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
-  o += fmt::format("  model TFLOP/s/GPU   {:>12.1f}            MFU {:.1f}% of {:.0f} TFLOP/s ({})\n\n",
-                   r.model_tflops_per_gpu, 100 * r.mfu, r.peak_flops_per_gpu / 1e12, dtype_name(spec.dtype));
+  o += fmt::format("  model TFLOP/s/GPU   {:>12.1f}            MFU {:.1f}% of {:.0f} TFLOP/s ({}), HFU {:.1f}%\n\n",
+                   r.model_tflops_per_gpu, 100 * r.mfu, r.peak_flops_per_gpu / 1e12, dtype_name(spec.dtype),
+                   100 * r.hfu);
 
   o += fmt::format("Time breakdown (rank {}, the GPU that finishes last)\n", r.time.rank);
   for (const auto& row : time_rows(r.time))
@@ -72,6 +73,16 @@ std::string report_text(const scenarios::LoadedScenario& s, const strategies::Ru
                      r.memory.at_peak[static_cast<std::size_t>(c)] / GIB);
   o += fmt::format("  {:<30}{:>10.2f} GiB of {:.2f} GiB: {}\n", "peak", r.memory.peak_bytes / GIB,
                    r.memory.capacity_bytes / GIB, r.memory.out_of_memory ? "OUT OF MEMORY" : "fits");
+  const auto& p = r.planning;
+  o += fmt::format("\nPlanning ({:.3g} tokens)\n", p.train_tokens);
+  o += fmt::format("  {:<30}{:>10.2f} days ({:.0f} iterations)\n", "time to train", p.time_s / 86400, p.iterations);
+  o += fmt::format("  {:<30}{:>10.0f}\n", "GPU-hours", p.gpu_hours);
+  o += fmt::format("  {:<30}{:>10.1f} MWh (board power × {:.0f}% utilization; idle draw not modelled)\n", "energy",
+                   p.energy_kwh / 1000, 100 * p.utilization);
+  if (p.price_per_gpu_hour > 0)
+    o += fmt::format("  {:<30}{:>10.0f} (at {} per GPU-hour)\n", "cost", p.cost, p.price_per_gpu_hour);
+  else
+    o += fmt::format("  {:<30}{:>10} (set planning.price_per_gpu_hour)\n", "cost", "-");
   if (!s.notes.empty()) {
     o += "\nDefaults applied\n";
     for (const auto& n : s.notes) o += "  " + n + '\n';
@@ -116,6 +127,8 @@ std::string report_json(const scenarios::LoadedScenario& s, const strategies::Ru
                     {"model_flops", r.model_flops},
                     {"model_tflops_per_gpu", r.model_tflops_per_gpu},
                     {"mfu", r.mfu},
+                    {"recompute_flops", r.recompute_flops},
+                    {"hfu", r.hfu},
                     {"peak_flops_per_gpu", r.peak_flops_per_gpu}};
   ordered_json t = {{"rank", r.time.rank}};
   t["compute_s"] = r.time.compute_s;
@@ -134,6 +147,14 @@ std::string report_json(const scenarios::LoadedScenario& s, const strategies::Ru
   mem["capacity_bytes"] = r.memory.capacity_bytes;
   mem["out_of_memory"] = r.memory.out_of_memory;
   j["memory"] = mem;
+  const auto& p = r.planning;
+  ordered_json plan = {{"train_tokens", p.train_tokens}, {"iterations", p.iterations}, {"time_s", p.time_s},
+                       {"gpu_hours", p.gpu_hours}, {"utilization", p.utilization}, {"energy_kwh", p.energy_kwh}};
+  if (p.price_per_gpu_hour > 0) {
+    plan["price_per_gpu_hour"] = p.price_per_gpu_hour;
+    plan["cost"] = p.cost;
+  }
+  j["planning"] = plan;
   j["defaults_applied"] = s.notes;
   return j.dump(2) + "\n";
 }

@@ -7,18 +7,38 @@
 #include "cli/report.hpp"
 #include "hardware/cost_model.hpp"
 #include "sim/simulate.hpp"
+#include "sim/trace.hpp"
 #include "strategies/registry.hpp"
 
 namespace trainsim::cli {
 
-RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategies::Fidelity fidelity) {
+namespace {
+
+void write_trace(std::ostream& out, const strategies::Lowered& lowered, const sim::Timeline& timeline) {
+  sim::TraceOptions names;
+  for (std::size_t d = 0; d < lowered.device_rank.size(); ++d)
+    names.device_names.push_back("rank " + std::to_string(lowered.device_rank[d]) + " (stage " +
+                                 std::to_string(lowered.device_stage[d]) + ")");
+  names.stream_names = {"compute", "tp-comm", "dp-comm", "pp-comm"};
+  sim::write_chrome_trace(out, lowered.plan, timeline, names);
+}
+
+}  // namespace
+
+RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategies::Fidelity fidelity,
+                            std::ostream* trace) {
   const hardware::Cluster cluster(scenario.cluster, scenario.gpu);
   const hardware::CostModel cost(scenario.gpu);
   const strategies::Program program = strategies::build_program(scenario.training);
   const strategies::Lowered lowered = strategies::lower(program, cluster, cost, fidelity);
-  const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network);
+  sim::SimulateOptions options;
+  options.record_memory_curve = trace != nullptr;
+  const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network, options);
+  if (trace != nullptr) write_trace(*trace, lowered, timeline);
   RunResult r;
   r.report = strategies::analyze(program, lowered, timeline, cluster, cost);
+  r.report.planning = strategies::plan_run(r.report, scenario.train_tokens, scenario.price_per_gpu_hour,
+                                           scenario.gpu.board_power_w().value());
   r.text = report_text(scenario, r.report);
   r.json = report_json(scenario, r.report);
   return r;
@@ -32,10 +52,21 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
   }
   const auto& scenario = std::get<scenarios::LoadedScenario>(loaded);
   RunResult result;
+  std::ofstream trace;
+  if (!options.trace_path.empty()) {
+    trace.open(options.trace_path, std::ios::binary);
+    if (!trace) {
+      err << options.trace_path << ": error: cannot open for writing\n";
+      return 1;
+    }
+  }
   try {
-    result = simulate_scenario(scenario, options.fidelity);
+    result = simulate_scenario(scenario, options.fidelity, options.trace_path.empty() ? nullptr : &trace);
   } catch (const std::invalid_argument& e) {
     err << options.scenario_path << ": error: " << e.what() << '\n';
+    return 1;
+  } catch (const std::runtime_error& e) {
+    err << options.trace_path << ": error: " << e.what() << '\n';
     return 1;
   }
   out << result.text;

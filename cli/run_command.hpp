@@ -11,7 +11,8 @@ namespace trainsim::cli {
 
 struct RunOptions {
   std::string scenario_path;
-  std::string json_path;  // empty: no JSON file
+  std::string json_path;   // empty: no JSON file
+  std::string trace_path;  // empty: no Chrome trace
   strategies::Fidelity fidelity = strategies::Fidelity::FULL;
 };
 
@@ -22,9 +23,11 @@ struct RunResult {
   std::string json;
 };
 
-// Simulates one loaded scenario. Throws std::invalid_argument for scenarios the
-// strategies cannot build (an unimplemented pass, a layout that does not fit).
-RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategies::Fidelity fidelity);
+// Simulates one loaded scenario; writes a Chrome trace-event JSON to `trace` when given.
+// Throws std::invalid_argument for scenarios the strategies cannot build (an
+// unimplemented pass, a layout that does not fit).
+RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategies::Fidelity fidelity,
+                            std::ostream* trace = nullptr);
 
 // The whole command: returns the process exit code, writes the report to `out` and
 // diagnostics to `err`.

@@ -212,6 +212,7 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
     op.fwd_bytes = e * (qkv_elems + o_elems);
     op.bwd_bytes = e * 2 * (qkv_elems + o_elems);
     op.activation_bytes = 4.0 * static_cast<double>(attn_batch) * static_cast<double>(x.s);
+    op.selective_recompute = true;  // Megatron's "core_attn" recompute reruns the fused kernel
     ops.push_back(std::move(op));
   } else {
     {

@@ -45,13 +45,13 @@ class Attribution {
     return b;
   }
 
-  // Charges the gap [from, to) before task `t` to the communication that caused it.
+  // Charges the gap [from, to) on `device` to the communication that caused it, walking
+  // back from `first` (what the task after the gap waited for).
   template <typename Charge>
-  double explain_gap(sim::TaskId t, sim::Time from, sim::Time to, Charge&& charge) const {
+  double explain_gap(sim::TaskId first, std::uint32_t device, sim::Time from, sim::Time to, Charge&& charge) const {
     double exposed = 0;
     sim::Time until = to;
-    const std::uint32_t device = plan_.device[t];
-    for (sim::TaskId b = blocker(t); b != sim::NONE && until > from && tl_.end[b] > from; b = blocker(b)) {
+    for (sim::TaskId b = first; b != sim::NONE && until > from && tl_.end[b] > from; b = blocker(b)) {
       // Another GPU's work (its own collectives included) is bubble from here; a transfer
       // sent to this GPU is the one off-device step that still counts.
       const bool here = plan_.device[b] == device;
@@ -96,13 +96,21 @@ TimeBreakdown break_down(const sim::Plan& plan, const sim::Timeline& tl, std::ui
     if (plan.device[t] != device || plan.stream[t] != static_cast<std::uint8_t>(Stream::COMPUTE)) continue;
     const sim::Time start = tl.start[t];
     if (start > prev_end) {
-      const double exposed = why.explain_gap(t, prev_end, start, charge);
+      const double exposed = why.explain_gap(why.blocker(t), device, prev_end, start, charge);
       b.bubble_s += (start - prev_end).seconds() - exposed;
     }
     charge(plan.category[t], (tl.end[t] - start).seconds());
     prev_end = tl.end[t];
   }
-  if (tl.makespan > prev_end) b.bubble_s += (tl.makespan - prev_end).seconds();
+  if (tl.makespan > prev_end) {
+    // After its last kernel the GPU may still wait for its own communication (a
+    // parameter all-gather after the optimizer step) before the iteration ends.
+    sim::TaskId last = sim::NONE;
+    for (sim::TaskId t = 0; t < plan.size(); ++t)
+      if (plan.device[t] == device && (last == sim::NONE || tl.end[t] > tl.end[last])) last = t;
+    const double exposed = last == sim::NONE ? 0 : why.explain_gap(last, device, prev_end, tl.makespan, charge);
+    b.bubble_s += (tl.makespan - prev_end).seconds() - exposed;
+  }
   return b;
 }
 
@@ -124,6 +132,17 @@ RunReport analyze(const Program& program, const Lowered& lowered, const sim::Tim
   r.model_tflops_per_gpu = r.model_flops / r.iteration_s / static_cast<double>(r.gpus) / 1e12;
   r.peak_flops_per_gpu = cost.peak_flops(spec.dtype);
   r.mfu = r.model_tflops_per_gpu * 1e12 / r.peak_flops_per_gpu;
+  // Hardware FLOPs also count the forward work recompute does again.
+  for (const Role& role : program.roles) {
+    double per_micro_batch = 0;
+    for (const Chunk& chunk : role.chunks)
+      for (const Item& it : chunk.backward)
+        if (it.kind == Item::Kind::COMPUTE && it.category == Category::RECOMPUTE)
+          for (const auto& op : role.segments[it.segment].ops) per_micro_batch += op.fwd_flops * it.fraction;
+    r.recompute_flops += per_micro_batch * static_cast<double>(program.micro_batches) *
+                         static_cast<double>(spec.layout.tensor * spec.layout.data);
+  }
+  r.hfu = (r.model_flops + r.recompute_flops) / r.iteration_s / static_cast<double>(r.gpus) / r.peak_flops_per_gpu;
   r.tasks = plan.size();
   r.events = tl.events;
   r.flows = tl.flows;
@@ -149,6 +168,22 @@ RunReport analyze(const Program& program, const Lowered& lowered, const sim::Tim
   r.memory.capacity_bytes = cluster.gpu().hbm_capacity_bytes().value();
   r.memory.out_of_memory = r.memory.peak_bytes > r.memory.capacity_bytes;
   return r;
+}
+
+PlanningFigures plan_run(const RunReport& r, double train_tokens, double price_per_gpu_hour, double board_power_w) {
+  PlanningFigures p;
+  p.train_tokens = train_tokens;
+  p.iterations = train_tokens / (r.tokens_per_s * r.iteration_s);
+  p.time_s = train_tokens / r.tokens_per_s;
+  p.gpu_hours = static_cast<double>(r.gpus) * p.time_s / 3600.0;
+  // The compute stream is busy with kernels during compute, recompute, the optimizer step
+  // and the tensor-parallel collectives it runs itself.
+  const auto& t = r.time;
+  p.utilization = (t.compute_s + t.recompute_s + t.optimizer_s + t.exposed_tp_s) / r.iteration_s;
+  p.energy_kwh = static_cast<double>(r.gpus) * board_power_w * p.utilization * p.time_s / 3.6e6;
+  p.price_per_gpu_hour = price_per_gpu_hour;
+  p.cost = p.gpu_hours * price_per_gpu_hour;
+  return p;
 }
 
 }  // namespace trainsim::strategies

@@ -35,6 +35,18 @@ struct MemoryBreakdown {
   bool out_of_memory = false;
 };
 
+// A whole training run extrapolated from one iteration.
+struct PlanningFigures {
+  double train_tokens = 0;
+  double iterations = 0;
+  double time_s = 0;
+  double gpu_hours = 0;
+  double utilization = 0;  // busy share of the critical GPU's compute stream
+  double energy_kwh = 0;   // board power × utilization over the run (idle draw not modelled)
+  double price_per_gpu_hour = 0;  // 0: not given
+  double cost = 0;                // gpu_hours × price
+};
+
 struct RunReport {
   std::string pipeline;        // the pass pipeline, as run
   std::string fidelity;
@@ -46,11 +58,16 @@ struct RunReport {
   double model_flops = 0;              // per iteration, no recompute (MFU numerator)
   double model_tflops_per_gpu = 0;
   double mfu = 0;
+  double recompute_flops = 0;          // per iteration, all GPUs: forward work redone in backward
+  double hfu = 0;                      // (model + recompute FLOPs) / (time · GPUs · peak)
   double peak_flops_per_gpu = 0;
   TimeBreakdown time;
   MemoryBreakdown memory;
   std::uint64_t tasks = 0, events = 0, flows = 0;
+  PlanningFigures planning;
 };
+
+PlanningFigures plan_run(const RunReport& report, double train_tokens, double price_per_gpu_hour, double board_power_w);
 
 RunReport analyze(const Program& program, const Lowered& lowered, const sim::Timeline& timeline,
                   const hardware::Cluster& cluster, const hardware::CostModel& cost);
