@@ -221,9 +221,13 @@ TEST(Examples, Llama3_70bOnH100ReadsItsModelFromTheHfConfig) {
   EXPECT_EQ(t.layout.data, 16);
   EXPECT_TRUE(t.layout.sequence_parallel);
   EXPECT_EQ(t.micro_batches(), 64);
-  EXPECT_EQ(t.pipeline_schedule, "1f1b");
+  EXPECT_EQ(t.pipeline_schedule, "interleaved-1f1b");
+  EXPECT_EQ(t.layout.virtual_stages, 5);
   EXPECT_EQ(t.recompute, strategies::Recompute::SELECTIVE);
-  EXPECT_EQ(t.zero_stage, 0);
+  EXPECT_EQ(t.zero_stage, 1);
+  EXPECT_TRUE(t.overlap_grad_reduce && t.overlap_param_gather && t.overlap_tp_comm);
+  EXPECT_DOUBLE_EQ(s.train_tokens, 15e12);
+  EXPECT_DOUBLE_EQ(s.price_per_gpu_hour, 2.5);
   EXPECT_EQ(s.cluster.gpu, "h100-sxm");
   EXPECT_EQ(s.cluster.nodes, 64);
   EXPECT_EQ(s.cluster.nic_gbps, 400);
