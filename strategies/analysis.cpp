@@ -77,7 +77,8 @@ class Attribution {
   std::vector<sim::TaskId> prev_on_stream_;
 };
 
-TimeBreakdown break_down(const sim::Plan& plan, const sim::Timeline& tl, std::uint32_t device) {
+TimeBreakdown break_down(const Lowered& lowered, const sim::Timeline& tl, std::uint32_t device) {
+  const sim::Plan& plan = lowered.plan;
   const Attribution why(plan, tl);
   TimeBreakdown b;
   auto charge = [&](std::uint8_t category, double seconds) {
@@ -99,7 +100,12 @@ TimeBreakdown break_down(const sim::Plan& plan, const sim::Timeline& tl, std::ui
       const double exposed = why.explain_gap(why.blocker(t), device, prev_end, start, charge);
       b.bubble_s += (start - prev_end).seconds() - exposed;
     }
-    charge(plan.category[t], (tl.end[t] - start).seconds());
+    if (const std::uint32_t p = lowered.parts_of_task[t]; p != sim::NONE) {
+      for (std::size_t c = 0; c < lowered.parts[p].size(); ++c)
+        charge(static_cast<std::uint8_t>(c), lowered.parts[p][c].seconds());
+    } else {
+      charge(plan.category[t], (tl.end[t] - start).seconds());
+    }
     prev_end = tl.end[t];
   }
   if (tl.makespan > prev_end) {
@@ -154,7 +160,7 @@ RunReport analyze(const Program& program, const Lowered& lowered, const sim::Tim
   std::uint32_t critical = 0;
   for (std::uint32_t d = 1; d < plan.num_devices; ++d)
     if (device_end[d] > device_end[critical]) critical = d;
-  r.time = break_down(plan, tl, critical);
+  r.time = break_down(lowered, tl, critical);
   r.time.rank = lowered.device_rank[critical];
 
   std::uint32_t loaded = 0;

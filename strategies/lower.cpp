@@ -1,6 +1,7 @@
 #include "strategies/lower.hpp"
 
 #include <map>
+#include <tuple>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -146,21 +147,104 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
             static_cast<std::size_t>(chunk)) * 2 + static_cast<std::size_t>(dir);
   };
 
+  // Closed-form collective times (fast fidelity), once per distinct (dim, group, op, size).
+  std::map<std::tuple<int, std::uint64_t, int, double, double>, sim::Time> closed_form_cache;
+  auto closed_form = [&](const CollectiveNeed& need, const RankCoord& c) {
+    const std::uint64_t gid = group_id(l, need.dim, c);
+    auto [pos, fresh] = closed_form_cache.try_emplace(
+        {static_cast<int>(need.dim), gid, static_cast<int>(need.op), need.bytes, need.latency_scale}, sim::Time{});
+    if (fresh) {
+      const auto ranks = group_ranks(l, need.dim, c, stages);
+      double seconds = hardware::closed_form_seconds(cluster, need.op, ranks, need.bytes);
+      // A pipelined piece pays only its share of the per-step latency.
+      if (need.latency_scale != 1.0)
+        seconds -= (1.0 - need.latency_scale) * hardware::closed_form_seconds(cluster, need.op, ranks, 0);
+      pos->second = sim::Time::from_seconds(seconds);
+    }
+    return pos->second;
+  };
+  auto compute_time = [&](const Item& it, std::int64_t stage) {
+    const double seconds = seg_seconds[static_cast<int>(it.cost)][static_cast<std::size_t>(stage)][it.segment] *
+                           it.fraction * (it.overlapped ? contention : 1.0);
+    return sim::Time::from_seconds(seconds);
+  };
+
+  // Which steps a fast plan may fold into the step before them: compute-stream work of the
+  // same micro-batch that waits only for that step, which nothing else waits for.
+  std::vector<std::vector<bool>> folds_into_previous(program.roles.size());
+  if (fidelity == Fidelity::FAST) {
+    for (std::size_t r = 0; r < program.roles.size(); ++r) {
+      const auto& steps = program.roles[r].steps;
+      std::vector<std::uint32_t> dependents(steps.size(), 0);
+      for (const auto& st : steps)
+        for (auto d : st.deps) ++dependents[d];
+      auto foldable = [&](const Step& st) {
+        return st.kind == Step::Kind::ITEM && st.item.stream == Stream::COMPUTE && st.micro_batch >= 0 &&
+               st.item.mem_class == MemClass::ACTIVATIONS &&
+               (st.item.kind == Item::Kind::COMPUTE || st.item.collective.dim == Dim::TENSOR);
+      };
+      auto& folds = folds_into_previous[r];
+      folds.assign(steps.size(), false);
+      for (std::size_t k = 1; k < steps.size(); ++k) {
+        const Step &a = steps[k - 1], &st = steps[k];
+        folds[k] = foldable(a) && foldable(st) && a.micro_batch == st.micro_batch && a.direction == st.direction &&
+                   a.chunk == st.chunk && st.deps.size() == 1 && st.deps[0] == k - 1 && dependents[k - 1] == 1;
+      }
+    }
+  }
+
   for (std::uint32_t dev = 0; dev < out.device_rank.size(); ++dev) {
     const std::uint32_t rank = out.device_rank[dev];
     const RankCoord c = coord_of(l, rank);
     const Role& role = program.roles[static_cast<std::size_t>(c.stage)];
+    const auto& folds = folds_into_previous[static_cast<std::size_t>(c.stage)];
     std::uint64_t seq[3] = {0, 0, 0};
     for (int d = 0; d < static_cast<int>(MemClass::COUNT); ++d)
       b.set_initial_memory(dev, static_cast<std::uint8_t>(d), static_cast<std::int64_t>(role.static_bytes[d]));
     auto& tasks = task_of_step[dev];
     tasks.reserve(role.steps.size());
-    for (const Step& step : role.steps) {
+    for (std::size_t i = 0; i < role.steps.size(); ++i) {
+      const Step& step = role.steps[i];
       if (step.kind == Step::Kind::RECV) {
         tasks.push_back(sim::NONE);
         continue;
       }
       const Item& it = step.item;
+      if (!folds.empty() && i + 1 < role.steps.size() && folds[i + 1]) {
+        // Fast fidelity: one task for the whole run of compute-stream steps.
+        std::array<sim::Time, static_cast<int>(Category::COUNT)> part{};
+        std::size_t j = i;
+        std::int64_t alloc = 0, free = 0;
+        for (;; ++j) {
+          const Item& x = role.steps[j].item;
+          const sim::Time d = x.kind == Item::Kind::COMPUTE ? compute_time(x, c.stage) : closed_form(x.collective, c);
+          part[static_cast<int>(x.category)] += d;
+          alloc += x.alloc_bytes;
+          free += x.free_bytes;
+          if (j + 1 >= role.steps.size() || !folds[j + 1]) break;
+        }
+        sim::Time total;
+        for (auto p : part) total += p;
+        sim::PlanBuilder::TaskSpec ts;
+        ts.device = dev;
+        ts.stream = static_cast<std::uint8_t>(Stream::COMPUTE);
+        ts.category = static_cast<std::uint8_t>(it.category);
+        ts.label = b.label(it.label);
+        ts.micro_batch = step.micro_batch;
+        ts.mem_class = static_cast<std::uint8_t>(MemClass::ACTIVATIONS);
+        ts.alloc_bytes = alloc;
+        ts.free_bytes = free;
+        const std::uint32_t task = b.add_compute(ts, total);
+        if (out.parts_of_task.size() <= task) out.parts_of_task.resize(task + 1, sim::NONE);
+        out.parts_of_task[task] = static_cast<std::uint32_t>(out.parts.size());
+        out.parts.push_back(part);
+        for (std::size_t k = i; k <= j; ++k) tasks.push_back(task);
+        // TP collectives folded in still take their place in the group's sequence.
+        for (std::size_t k = i; k <= j; ++k)
+          if (role.steps[k].item.kind == Item::Kind::COLLECTIVE) ++seq[static_cast<int>(Dim::TENSOR)];
+        i = j;
+        continue;
+      }
       sim::PlanBuilder::TaskSpec ts;
       ts.device = dev;
       ts.stream = static_cast<std::uint8_t>(it.stream);
@@ -171,9 +255,7 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
       ts.alloc_bytes = it.alloc_bytes;
       ts.free_bytes = it.free_bytes;
       if (step.kind == Step::Kind::ITEM && it.kind == Item::Kind::COMPUTE) {
-        const double seconds = seg_seconds[static_cast<int>(it.cost)][static_cast<std::size_t>(c.stage)][it.segment] *
-                               it.fraction * (it.overlapped ? contention : 1.0);
-        tasks.push_back(b.add_compute(ts, sim::Time::from_seconds(seconds)));
+        tasks.push_back(b.add_compute(ts, compute_time(it, c.stage)));
         continue;
       }
       if (step.kind == Step::Kind::SEND) {
@@ -197,10 +279,10 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
       }
       // A collective over a group: every simulated member joins the same instance.
       const auto dim = static_cast<int>(it.collective.dim);
-      const auto ranks = group_ranks(l, it.collective.dim, c, stages);
       const std::uint64_t gid = group_id(l, it.collective.dim, c);
       auto [pos, fresh] = instances[dim].try_emplace(instance_key(gid, seq[dim]++), 0);
       if (fresh) {
+        const auto ranks = group_ranks(l, it.collective.dim, c, stages);
         sim::CommInstance inst;
         inst.bytes = it.collective.bytes;
         inst.latency_scale = it.collective.latency_scale;
@@ -210,10 +292,7 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
           if (pfresh) pp->second = b.add_pattern(hardware::ring_pattern(cluster, it.collective.op, ranks));
           inst.pattern = pp->second;
         } else {
-          double seconds = hardware::closed_form_seconds(cluster, it.collective.op, ranks, inst.bytes);
-          if (inst.latency_scale != 1.0)
-            seconds -= (1.0 - inst.latency_scale) * hardware::closed_form_seconds(cluster, it.collective.op, ranks, 0);
-          inst.fixed_duration = sim::Time::from_seconds(seconds);
+          inst.fixed_duration = closed_form(it.collective, c);
         }
         pos->second = b.add_comm(inst);
       }
@@ -236,11 +315,12 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
           from = send_task[send_slot(peer_dev, dep.micro_batch, dep.peer_chunk, dep.direction)];
         }
         if (from == sim::NONE) throw std::logic_error("lower: a step depends on a send that was never issued");
-        b.add_edge(from, tasks[i]);
+        if (from != tasks[i]) b.add_edge(from, tasks[i]);  // steps folded into one task
       }
     }
   }
   out.plan = std::move(b).finish();
+  out.parts_of_task.resize(out.plan.size(), sim::NONE);
   out.network = cluster.network();
   return out;
 }

@@ -2,6 +2,7 @@
 // lower: the last pass. Expands the Program's roles to the ranks the fidelity simulates,
 // prices every compute step with the cost model (once per distinct segment), turns
 // collectives into communication instances, and emits the engine's Plan.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ struct Lowered {
   Fidelity fidelity = Fidelity::FULL;
   std::vector<std::uint32_t> device_rank;   // plan device → global rank (Megatron order)
   std::vector<std::int32_t> device_stage;   // plan device → pipeline stage
+  // Fast fidelity collapses runs of compute-stream steps (a layer's compute and its
+  // tensor-parallel collectives, layer after layer) into one task; what each category
+  // contributed to such a task is kept here for the time breakdown.
+  std::vector<std::uint32_t> parts_of_task;  // per task: index into parts, or sim::NONE
+  std::vector<std::array<sim::Time, static_cast<int>(Category::COUNT)>> parts;
 };
 
 // Megatron's rank order: tensor fastest, then data, then pipeline.
