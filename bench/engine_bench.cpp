@@ -1,0 +1,58 @@
+// The engine's hot parts at small, medium and large sizes: the event queue and the
+// max-min flow solver.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/event_queue.hpp"
+#include "sim/flow_network.hpp"
+
+namespace {
+
+using trainsim::sim::Time;
+
+// Push n events at pseudo-random times, then pop them all.
+void event_queue_push_pop(benchmark::State& state) {
+  const auto n = static_cast<std::uint32_t>(state.range(0));
+  std::uint64_t x = 88172645463325252ull;
+  std::vector<std::int64_t> times(n);
+  for (auto& t : times) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift: a fixed sequence
+    t = static_cast<std::int64_t>(x % 1000000007ull);
+  }
+  for (auto _ : state) {
+    trainsim::sim::EventQueue q;
+    q.reserve(n);
+    for (std::uint32_t i = 0; i < n; ++i) q.push(Time::from_ps(times[i]), 0, i);
+    while (!q.empty()) benchmark::DoNotOptimize(q.pop());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * n);
+}
+BENCHMARK(event_queue_push_pop)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 20);
+
+// Rings of 8 flows sharing a set of spine links: every start and finish re-solves the
+// component it touches.
+void max_min_rings(benchmark::State& state) {
+  const auto rings = static_cast<std::uint32_t>(state.range(0));
+  const std::uint32_t spines = 16;
+  for (auto _ : state) {
+    std::vector<double> capacity(rings * 8 + spines, 50e9);
+    trainsim::sim::FlowNetwork net(capacity);
+    std::uint64_t started = 0;
+    for (std::uint32_t r = 0; r < rings; ++r)
+      for (std::uint32_t i = 0; i < 8; ++i) {
+        const std::uint32_t route[2] = {r * 8 + i, rings * 8 + (r + i) % spines};
+        net.start(Time::zero(), route, 1e6 * (1 + i), r * 8 + i);
+        ++started;
+      }
+    std::uint64_t finished = 0;
+    while (net.active_flows() > 0) finished += net.advance(net.next_finish()).size();
+    benchmark::DoNotOptimize(finished);
+    state.counters["flows"] = static_cast<double>(started);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * rings * 8);
+}
+BENCHMARK(max_min_rings)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kMillisecond);
+
+}  // namespace
