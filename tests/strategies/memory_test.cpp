@@ -103,3 +103,40 @@ TEST(Memory, SelectiveRecomputeDropsTheAttentionCore) {
 
 }  // namespace
 }  // namespace trainsim::strategies
+
+namespace trainsim::strategies {
+namespace {
+
+TEST(Memory, DistributedOptimizerIsSixPlusTwelveOverDBytesPerParameter) {
+  // formulas.md: Megatron's distributed optimizer keeps 2 B weights and 4 B fp32 gradients
+  // whole and shards the 12 B of fp32 optimizer states over d: 6 + 12/d bytes/param.
+  for (std::int64_t d : {1, 2, 4, 8}) {
+    auto spec = testing::gpt_spec(1, 2, d, 8 * d);
+    spec.zero_stage = 1;
+    const Program prog = build_program(spec);
+    for (const auto& role : prog.roles) {
+      double total = 0;
+      for (double b : role.static_bytes) total += b;
+      EXPECT_DOUBLE_EQ(total / static_cast<double>(role.params), 6.0 + 12.0 / static_cast<double>(d)) << "d=" << d;
+    }
+  }
+}
+
+TEST(Memory, DistributedOptimizerReduceScattersGradientsAndGathersParameters) {
+  auto spec = testing::gpt_spec(1, 1, 4, 16);
+  spec.zero_stage = 1;
+  const Program prog = build_program(spec);
+  const Role& role = prog.roles[0];
+  std::vector<std::pair<hardware::Collective, double>> dp;
+  for (const auto& it : role.tail)
+    if (it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::DATA) dp.emplace_back(it.collective.op, it.collective.bytes);
+  const double p = static_cast<double>(role.params);
+  ASSERT_EQ(dp.size(), 2u);
+  EXPECT_EQ(dp[0].first, hardware::Collective::REDUCE_SCATTER);
+  EXPECT_DOUBLE_EQ(dp[0].second, 4 * p);  // fp32 gradients
+  EXPECT_EQ(dp[1].first, hardware::Collective::ALL_GATHER);
+  EXPECT_DOUBLE_EQ(dp[1].second, 2 * p);  // 16-bit parameters
+}
+
+}  // namespace
+}  // namespace trainsim::strategies
