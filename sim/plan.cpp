@@ -57,6 +57,15 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
   if (n >= NONE) {
     out.add([&] { return "the plan has " + std::to_string(n) + " tasks; task ids must stay below 2^32 - 1"; });
   }
+  if (!(p.contention_slowdown >= 0) || !std::isfinite(p.contention_slowdown)) {
+    out.add([&] { return "contention_slowdown must be a finite number >= 0, got " + std::to_string(p.contention_slowdown); });
+  }
+  if (p.contended_stream >= p.streams_per_device) {
+    out.add([&] {
+      return "contended_stream " + std::to_string(p.contended_stream) + " is not below streams_per_device " +
+             std::to_string(p.streams_per_device);
+    });
+  }
   if (p.succ_offset.size() != n + 1 || p.succ_offset.front() != 0 || p.succ_offset.back() != p.succ.size()) {
     out.add([&] {
       return "succ_offset must have tasks + 1 = " + std::to_string(n + 1) + " entries from 0 to succ.size() = " +

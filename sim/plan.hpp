@@ -14,6 +14,8 @@
 //    the instance's fixed duration, or its flows (from its pattern, scaled by its bytes)
 //    are started on the network and it ends when the last flow finishes plus the
 //    pattern's latency. All participants end together.
+//  * a COMPUTE task on the contended stream progresses 1/(1 + contention_slowdown) as fast
+//    while communication of its device runs on another stream;
 //  * memory: a task adds `alloc_bytes` to its device's `mem_class` when it starts and
 //    removes `free_bytes` from it when it ends.
 #include <cstdint>
@@ -92,6 +94,12 @@ struct Plan {
 
   std::vector<CommInstance> comms;
   std::vector<CommPattern> patterns;
+
+  // Contention: COMPUTE tasks on `contended_stream` run (1 + contention_slowdown) times
+  // slower while any COMM task of the same device runs on another stream (communication
+  // kernels take SMs and memory bandwidth from the computation they overlap).
+  double contention_slowdown = 0.0;
+  std::uint8_t contended_stream = 0;
 
   // Memory held before the first task (weights, gradients, optimizer states):
   // initial_memory[device * mem_class_names.size() + class].

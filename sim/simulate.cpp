@@ -1,6 +1,7 @@
 #include "sim/simulate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cassert>
 #include <cstdio>
 #include <stdexcept>
@@ -58,6 +59,13 @@ class Engine {
   void change_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t delta);
   void handle_network_finishes();
   [[noreturn]] void report_deadlock() const;
+  // Contention between a device's computation and its communication.
+  bool contended(TaskId t) const {
+    return plan_.contention_slowdown > 0 && plan_.kind[t] == TaskKind::COMPUTE &&
+           plan_.stream[t] == plan_.contended_stream;
+  }
+  void schedule_compute_end(std::uint32_t device);
+  void change_comm_activity(TaskId comm_task, int delta);
   Time scaled_latency(std::uint32_t c) const {
     const CommInstance& ci = plan_.comms[c];
     const Time latency = plan_.patterns[ci.pattern].latency;
@@ -84,7 +92,36 @@ class Engine {
   std::vector<std::int64_t> mem_total_;        // per device
   std::size_t classes_ = 0;
   std::size_t tasks_done_ = 0;
+  // Per device, only when the plan models contention: communication tasks running on other
+  // streams than the contended one, the contended compute task running (NONE if none), its
+  // uncontended work left (ps) as of `since_`.
+  std::vector<std::uint32_t> active_comm_;
+  std::vector<TaskId> running_compute_;
+  std::vector<double> work_left_ps_;
+  std::vector<Time> since_;
+  std::vector<Time> expected_end_;  // per task: the end its live TASK_END event carries
 };
+
+void Engine::schedule_compute_end(std::uint32_t d) {
+  const TaskId t = running_compute_[d];
+  const double rate = active_comm_[d] > 0 ? 1.0 / (1.0 + plan_.contention_slowdown) : 1.0;
+  const Time end = now_ + Time::from_ps(static_cast<std::int64_t>(std::ceil(work_left_ps_[d] / rate)));
+  expected_end_[t] = end;
+  queue_.push(end, TASK_END, t);  // an earlier event for t is now stale
+}
+
+void Engine::change_comm_activity(TaskId c, int delta) {
+  const std::uint32_t d = plan_.device[c];
+  if (plan_.contention_slowdown <= 0 || plan_.stream[c] == plan_.contended_stream) return;
+  const std::uint32_t before = active_comm_[d];
+  active_comm_[d] = static_cast<std::uint32_t>(static_cast<int>(before) + delta);
+  if ((before == 0) == (active_comm_[d] == 0) || running_compute_[d] == NONE) return;
+  // The running computation changes speed: book what it did at the old rate.
+  const double old_rate = before > 0 ? 1.0 / (1.0 + plan_.contention_slowdown) : 1.0;
+  work_left_ps_[d] = std::max(0.0, work_left_ps_[d] - static_cast<double>((now_ - since_[d]).ps) * old_rate);
+  since_[d] = now_;
+  schedule_compute_end(d);
+}
 
 void Engine::prepare() {
   const std::size_t n = plan_.size();
@@ -119,6 +156,14 @@ void Engine::prepare() {
   }
   arrived_.assign(nc, 0);
   flows_left_.assign(nc, 0);
+
+  if (plan_.contention_slowdown > 0) {
+    active_comm_.assign(plan_.num_devices, 0);
+    running_compute_.assign(plan_.num_devices, NONE);
+    work_left_ps_.assign(plan_.num_devices, 0.0);
+    since_.assign(plan_.num_devices, Time::zero());
+    expected_end_.assign(n, Time::max());
+  }
 
   classes_ = plan_.mem_class_names.size();
   mem_ = plan_.initial_memory;
@@ -168,6 +213,14 @@ void Engine::make_ready(TaskId t) {
     state_[t] = RUNNING;
     tl_.start[t] = now_;
     if (plan_.alloc_bytes[t] != 0) change_memory(plan_.device[t], plan_.mem_class[t], plan_.alloc_bytes[t]);
+    if (contended(t)) {
+      const std::uint32_t d = plan_.device[t];
+      running_compute_[d] = t;
+      work_left_ps_[d] = static_cast<double>(plan_.duration[t].ps);
+      since_[d] = now_;
+      schedule_compute_end(d);
+      return;
+    }
     queue_.push(now_ + plan_.duration[t], TASK_END, t);
     return;
   }
@@ -182,6 +235,7 @@ void Engine::start_comm(std::uint32_t c) {
     state_[t] = RUNNING;
     tl_.start[t] = now_;
     if (plan_.alloc_bytes[t] != 0) change_memory(plan_.device[t], plan_.mem_class[t], plan_.alloc_bytes[t]);
+    change_comm_activity(t, +1);
   }
   const CommInstance& ci = plan_.comms[c];
   if (ci.pattern == NONE) {
@@ -205,6 +259,10 @@ void Engine::finish_task(TaskId t) {
   state_[t] = DONE;
   tl_.end[t] = now_;
   ++tasks_done_;
+  if (plan_.contention_slowdown > 0) {
+    if (plan_.kind[t] == TaskKind::COMM) change_comm_activity(t, -1);
+    else if (contended(t)) running_compute_[plan_.device[t]] = NONE;
+  }
   if (plan_.free_bytes[t] != 0) change_memory(plan_.device[t], plan_.mem_class[t], -plan_.free_bytes[t]);
   const std::uint32_t b = plan_.succ_offset[t];
   const std::uint32_t e = plan_.succ_offset[t + 1];
@@ -244,6 +302,11 @@ Timeline Engine::run() {
       const Event ev = queue_.pop();
       ++tl_.events;
       if (ev.kind == TASK_END) {
+        // A computation whose speed changed left its earlier end event behind.
+        // (An end rescheduled to the same instant leaves two live events: finish once.)
+        if (!expected_end_.empty() && contended(ev.payload) &&
+            (expected_end_[ev.payload] != ev.time || state_[ev.payload] == DONE))
+          continue;
         finish_task(ev.payload);
       } else {
         for (std::uint32_t i = part_offset_[ev.payload]; i < part_offset_[ev.payload + 1]; ++i) {

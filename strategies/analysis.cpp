@@ -101,8 +101,12 @@ TimeBreakdown break_down(const Lowered& lowered, const sim::Timeline& tl, std::u
       b.bubble_s += (start - prev_end).seconds() - exposed;
     }
     if (const std::uint32_t p = lowered.parts_of_task[t]; p != sim::NONE) {
+      // A folded task: its categories in proportion (contention stretches them alike).
+      const double actual = (tl.end[t] - start).seconds();
+      const double nominal = plan.duration[t].seconds();
       for (std::size_t c = 0; c < lowered.parts[p].size(); ++c)
-        charge(static_cast<std::uint8_t>(c), lowered.parts[p][c].seconds());
+        charge(static_cast<std::uint8_t>(c),
+               nominal > 0 ? lowered.parts[p][c].seconds() * actual / nominal : 0.0);
     } else {
       charge(plan.category[t], (tl.end[t] - start).seconds());
     }

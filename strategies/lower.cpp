@@ -129,9 +129,7 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
         seg_seconds[dir][r].push_back(segment_seconds(seg, static_cast<Direction>(dir), program.spec.dtype, cost));
     }
   }
-  // Compute that shares the GPU with a running collective loses the SMs and memory
-  // bandwidth the collective's kernels take.
-  const double contention = 1.0 + cost.profile().comm_overlap_slowdown().value();
+
 
   std::map<std::tuple<int, std::uint64_t, int>, std::uint32_t> pattern_cache;  // (dim, group, op)
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> p2p_cache;   // (src, dst)
@@ -165,7 +163,7 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
   };
   auto compute_time = [&](const Item& it, std::int64_t stage) {
     const double seconds = seg_seconds[static_cast<int>(it.cost)][static_cast<std::size_t>(stage)][it.segment] *
-                           it.fraction * (it.overlapped ? contention : 1.0);
+                           it.fraction;
     return sim::Time::from_seconds(seconds);
   };
 
@@ -321,6 +319,10 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
   }
   out.plan = std::move(b).finish();
   out.parts_of_task.resize(out.plan.size(), sim::NONE);
+  // Compute that shares the GPU with running communication loses the SMs and memory
+  // bandwidth the communication kernels take (the profile's contention factor).
+  out.plan.contention_slowdown = cost.profile().comm_overlap_slowdown().value();
+  out.plan.contended_stream = static_cast<std::uint8_t>(Stream::COMPUTE);
   out.network = cluster.network();
   return out;
 }

@@ -3,7 +3,7 @@
 // collective that produces its input or consumes its output are cut into t chunks and
 // pipelined, so chunk j's transfer runs under chunk j+1's compute. Only one chunk of the
 // transfer stays exposed; the compute chunks that run beside a transfer are slowed by the
-// profile's contention factor.
+// profile's contention factor (the engine applies it while communication runs).
 #include "strategies/detail/pass_functions.hpp"
 
 namespace trainsim::strategies::detail {
@@ -50,7 +50,6 @@ void split(std::vector<Item>& items, std::int64_t k) {
       if (after_compute) {
         // compute j, then its transfer; compute j+1 does not wait for transfer j.
         x.after_previous = j == 0 ? compute.after_previous : false;
-        x.overlapped = j > 0;
         c.after_previous = true;
         out.push_back(x);
         out.push_back(c);
@@ -58,7 +57,6 @@ void split(std::vector<Item>& items, std::int64_t k) {
         // transfer j, then the compute that needs it; transfer j+1 starts without waiting.
         c.after_previous = j == 0 ? comm.after_previous : false;
         x.after_previous = true;
-        x.overlapped = j < k - 1;
         out.push_back(c);
         out.push_back(x);
       }

@@ -63,9 +63,6 @@ struct Item {
   // stream are ordered anyway; a compute chunk that runs while the previous chunk's
   // collective is in flight does not wait for that collective.
   bool after_previous = true;
-  // Runs while communication shares the GPU's SMs and memory bandwidth: slowed by the
-  // profile's contention factor.
-  bool overlapped = false;
   // Overlapped gradient reduction: in the last micro-batch only, this data-parallel
   // collective is issued on the comm stream as soon as the item ends.
   bool has_bucket = false;

@@ -428,5 +428,34 @@ TEST(Simulate, TimelineObeysTheExecutionRules) {
   }
 }
 
+// Contention: compute on stream 0 runs 1/(1 + 0.25) = 0.8 as fast while a COMM task of
+// its device runs on stream 1. Compute of 10 µs; a 4 µs transfer starts at 2 µs (after a
+// 2 µs compute on stream 1). Work done: 2 µs at full speed, 4 µs × 0.8 = 3.2 µs slowed,
+// then 10 − 2 − 3.2 = 4.8 µs at full speed: the compute ends at 2 + 4 + 4.8 = 10.8 µs.
+TEST(Simulate, ComputeSlowsWhileItsDeviceCommunicates) {
+  constexpr std::int64_t US = 1'000'000;
+  for (double slowdown : {0.0, 0.25}) {
+    PlanBuilder b = builder(1);
+    const TaskId compute = b.add_compute(on(0, 0), ps(10 * US));
+    const TaskId before = b.add_compute(on(0, 1), ps(2 * US));
+    const TaskId comm = b.add_comm_task(on(0, 1), b.add_comm(fixed_comm(ps(4 * US), 1)));
+    b.add_edge(before, comm);
+    Plan plan = std::move(b).finish();
+    plan.contention_slowdown = slowdown;
+    plan.contended_stream = 0;
+    const Timeline tl = simulate(plan, NetworkSpec{});
+    EXPECT_EQ(tl.end[comm].ps, 6 * US);
+    EXPECT_EQ(tl.end[compute].ps, slowdown == 0 ? 10 * US : 10'800'000) << "slowdown " << slowdown;
+  }
+}
+
+TEST(Simulate, ContentionFactorIsValidated) {
+  PlanBuilder b = builder(1);
+  b.add_compute(on(0, 0), ps(10));
+  Plan plan = std::move(b).finish();
+  plan.contention_slowdown = -1;
+  EXPECT_THROW((void)simulate(plan, NetworkSpec{}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace trainsim::sim
