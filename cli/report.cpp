@@ -11,17 +11,6 @@ constexpr double GIB = 1024.0 * 1024.0 * 1024.0;
 
 const char* family_name(models::Family f) { return f == models::Family::GPT ? "gpt" : "llama"; }
 
-const char* dtype_name(hardware::Dtype d) {
-  switch (d) {
-    case hardware::Dtype::BF16: return "bf16";
-    case hardware::Dtype::FP16: return "fp16";
-    case hardware::Dtype::FP8: return "fp8";
-    case hardware::Dtype::TF32: return "tf32";
-    case hardware::Dtype::FP32: return "fp32";
-  }
-  return "?";
-}
-
 struct Row {
   const char* name;
   double seconds;
@@ -51,7 +40,7 @@ std::string report_text(const scenarios::LoadedScenario& s, const strategies::Ru
   o += fmt::format("layout    tensor {} × pipeline {} × data {}{}; sequence {}, micro-batch {}, global batch {} "
                    "({} micro-batches per pipeline); {}\n",
                    l.tensor, l.pipeline, l.data, l.sequence_parallel ? " (sequence parallel)" : "", spec.sequence,
-                   spec.micro_batch, spec.global_batch, r.micro_batches, dtype_name(spec.dtype));
+                   spec.micro_batch, spec.global_batch, r.micro_batches, hardware::to_string(spec.dtype));
   o += fmt::format("passes    {}\n", r.pipeline);
   o += fmt::format("fidelity  {} ({} tasks, {} events, {} flows)\n\n", r.fidelity, r.tasks, r.events, r.flows);
 
@@ -59,7 +48,7 @@ std::string report_text(const scenarios::LoadedScenario& s, const strategies::Ru
   o += fmt::format("  time                {:>12.4f} s\n", r.iteration_s);
   o += fmt::format("  throughput          {:>12.0f} tokens/s   {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
   o += fmt::format("  model TFLOP/s/GPU   {:>12.1f}            MFU {:.1f}% of {:.0f} TFLOP/s ({}), HFU {:.1f}%\n\n",
-                   r.model_tflops_per_gpu, 100 * r.mfu, r.peak_flops_per_gpu / 1e12, dtype_name(spec.dtype),
+                   r.model_tflops_per_gpu, 100 * r.mfu, r.peak_flops_per_gpu / 1e12, hardware::to_string(spec.dtype),
                    100 * r.hfu);
 
   o += fmt::format("Time breakdown (rank {}, the GPU that finishes last)\n", r.time.rank);
@@ -117,7 +106,7 @@ std::string report_json(const scenarios::LoadedScenario& s, const strategies::Ru
                  {"micro_batch", spec.micro_batch},
                  {"global_batch", spec.global_batch},
                  {"micro_batches_per_pipeline", r.micro_batches},
-                 {"precision", dtype_name(spec.dtype)}};
+                 {"precision", hardware::to_string(spec.dtype)}};
   j["passes"] = r.pipeline;
   j["fidelity"] = r.fidelity;
   j["engine"] = {{"tasks", r.tasks}, {"events", r.events}, {"flows", r.flows}};

@@ -1,5 +1,7 @@
 #include "cli/runs_table.hpp"
 
+#include "cli/detail/text.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -16,14 +18,8 @@ namespace trainsim::cli {
 
 namespace {
 
-std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += separator;
-    out += item;
-  }
-  return out;
-}
+using detail::join;
+
 
 std::string_view trim(std::string_view s) {
   const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/detail/text.hpp"
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "sim/simulate.hpp"
@@ -21,6 +22,8 @@
 namespace trainsim::cli {
 
 namespace {
+
+using detail::join;
 
 // The first four-digit year (1900–2099) in a provenance string, 0 if none.
 int source_year(const std::string& source) {
@@ -44,14 +47,6 @@ constexpr double GIB = 1024.0 * 1024.0 * 1024.0;
 constexpr double OVERSUBSCRIPTION = 1.0;
 constexpr std::int64_t NODES_PER_LEAF = 32;
 
-std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += separator;
-    out += item;
-  }
-  return out;
-}
 
 // Products of table numbers can overflow on hostile input; nullopt when they do.
 std::optional<std::int64_t> multiply(std::int64_t a, std::int64_t b) {
@@ -67,17 +62,6 @@ const char* recompute_name(strategies::Recompute r) {
     case strategies::Recompute::NONE: return "none";
     case strategies::Recompute::SELECTIVE: return "selective";
     case strategies::Recompute::FULL: return "full";
-  }
-  return "?";
-}
-
-const char* dtype_name(hardware::Dtype d) {
-  switch (d) {
-    case hardware::Dtype::BF16: return "bf16";
-    case hardware::Dtype::FP16: return "fp16";
-    case hardware::Dtype::FP8: return "fp8";
-    case hardware::Dtype::TF32: return "tf32";
-    case hardware::Dtype::FP32: return "fp32";
   }
   return "?";
 }
@@ -244,7 +228,7 @@ MappedRow map_row(const RunRow& row) {
     defaulted("zero_stage", "0");
   }
   const hardware::Dtype dtype = row.precision.value_or(hardware::Dtype::BF16);
-  if (!row.precision) defaulted("precision", dtype_name(dtype));
+  if (!row.precision) defaulted("precision", hardware::to_string(dtype));
   if (!row.overlap) defaulted("overlap", "none");
 
   if (dtype == hardware::Dtype::FP8 && m.gpu && !(m.gpu->peak_fp8_flops().value() > 0)) {

@@ -10,18 +10,19 @@
 #include <utility>
 
 namespace trainsim::hardware {
-namespace {
 
-const char* dtype_name(Dtype d) {
+const char* to_string(Dtype d) {
   switch (d) {
-    case Dtype::BF16: return "BF16";
-    case Dtype::FP16: return "FP16";
-    case Dtype::FP8: return "FP8";
-    case Dtype::TF32: return "TF32";
-    case Dtype::FP32: return "FP32";
+    case Dtype::BF16: return "bf16";
+    case Dtype::FP16: return "fp16";
+    case Dtype::FP8: return "fp8";
+    case Dtype::TF32: return "tf32";
+    case Dtype::FP32: return "fp32";
   }
   return "unknown dtype";
 }
+
+namespace {
 
 void check_kernel(const Kernel& k) {
   if (!(std::isfinite(k.flops) && k.flops >= 0)) throw std::invalid_argument("kernel flops must be finite and >= 0");
@@ -48,7 +49,7 @@ double CostModel::peak_flops(Dtype dtype) const {
   // A zero peak means the GPU has no such units; returning it would turn into a division by
   // zero (an infinite op time) somewhere downstream, so refuse here with a usable message.
   if (!(peak > 0)) {
-    throw std::invalid_argument("GPU '" + profile_.name() + "' has no " + dtype_name(dtype) +
+    throw std::invalid_argument("GPU '" + profile_.name() + "' has no " + to_string(dtype) +
                                 " peak (its profile gives 0 FLOP/s): choose another precision or GPU");
   }
   return peak;

@@ -9,6 +9,7 @@
 namespace trainsim::hardware {
 
 enum class Dtype : std::uint8_t { BF16, FP16, FP8, TF32, FP32 };
+const char* to_string(Dtype d);  // "bf16", "fp16", …
 enum class KernelClass : std::uint8_t { GEMM, BATCHED_GEMM, MEMORY };
 
 struct Kernel {

@@ -91,7 +91,7 @@ TEST(CostModel, Fp8OnA100Throws) {
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("a100-80gb"), std::string::npos) << what;
-    EXPECT_NE(what.find("FP8"), std::string::npos) << what;
+    EXPECT_NE(what.find("fp8"), std::string::npos) << what;
   }
   EXPECT_THROW((void)m.peak_flops(Dtype::FP8), std::invalid_argument);
   // An FP8 element-wise op needs no tensor cores.
