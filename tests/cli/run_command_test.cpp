@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -87,6 +89,36 @@ TEST(RunCommand, UnwritableJsonPathIsReported) {
   const auto r = run(o);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("cannot open for writing"), std::string::npos) << r.err;
+}
+
+TEST(RunCommand, TraceIsTraceEventJsonWithAProcessPerGpu) {
+  const auto path = std::filesystem::temp_directory_path() / "trainsim_run_command_trace.json";
+  RunOptions o;
+  o.scenario_path = example("gpt-1.7b-a100-32.textproto");
+  o.fidelity = strategies::Fidelity::FAST;
+  o.trace_path = path.string();
+  const auto r = run(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream f(path);
+  const auto j = nlohmann::json::parse(f);
+  std::set<int> pids;
+  std::map<std::string, int> flow_ends;  // id → +1 for "s", −1 for "f"
+  std::size_t complete = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    for (const char* key : {"name", "ph", "pid", "tid", "ts"}) ASSERT_TRUE(e.contains(key)) << e.dump();
+    const std::string ph = e.at("ph");
+    pids.insert(e.at("pid").get<int>());
+    if (ph == "X") {
+      ++complete;
+      EXPECT_GE(e.at("dur").get<double>(), 0);
+    }
+    if (ph == "s") ++flow_ends[e.at("id").dump()];
+    if (ph == "f") --flow_ends[e.at("id").dump()];
+  }
+  EXPECT_EQ(pids.size(), 1u);  // fast fidelity: one rank for the one stage
+  EXPECT_GT(complete, 0u);
+  for (const auto& [id, balance] : flow_ends) EXPECT_EQ(balance, 0) << "flow " << id;
+  std::filesystem::remove(path);
 }
 
 }  // namespace
