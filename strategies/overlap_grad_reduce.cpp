@@ -27,14 +27,7 @@ std::string overlap_grad_reduce(Program& program) {
       }
     }
     if (!found) continue;  // data = 1: nothing to reduce
-    auto params = params_by_layer(role);
-    // The tied-embedding copy on the last stage rides with the head's bucket.
-    const std::int64_t layer_sum = [&] {
-      std::int64_t s = 0;
-      for (auto& [l, p] : params) s += p;
-      return s;
-    }();
-    if (layer_sum != role.params) params[static_cast<std::int32_t>(program.spec.model.layers)] += role.params - layer_sum;
+    auto params = params_by_layer(role, static_cast<std::int32_t>(program.spec.model.layers));
     for (auto& chunk : role.chunks) {
       // A layer's gradients are complete after its last backward compute item.
       for (std::size_t i = 0; i < chunk.backward.size(); ++i) {

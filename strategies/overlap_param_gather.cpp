@@ -26,10 +26,7 @@ std::string overlap_param_gather(Program& program) {
     }
     if (!found) continue;  // data = 1
     role.tail = std::move(tail);
-    auto params = params_by_layer(role);
-    std::int64_t layer_sum = 0;
-    for (auto& [l, p] : params) layer_sum += p;
-    if (layer_sum != role.params) params[static_cast<std::int32_t>(program.spec.model.layers)] += role.params - layer_sum;
+    auto params = params_by_layer(role, static_cast<std::int32_t>(program.spec.model.layers));
     std::map<std::int32_t, std::int32_t> bucket_of_layer;
     // Buckets in the order the forward needs them.
     for (const auto& chunk : role.chunks)

@@ -8,13 +8,20 @@
 
 namespace trainsim::strategies::detail {
 
-inline std::map<std::int32_t, std::int64_t> params_by_layer(const Role& role) {
+// Parameters held outside any op (the last stage's copy of a tied embedding) are counted
+// with the head, group `head_group`.
+inline std::map<std::int32_t, std::int64_t> params_by_layer(const Role& role, std::int32_t head_group) {
   std::map<std::int32_t, std::int64_t> out;
+  std::int64_t counted = 0;
   for (const auto& chunk : role.chunks)
     for (const auto& it : chunk.backward) {
       if (it.kind != Item::Kind::COMPUTE || it.category != Category::COMPUTE) continue;
-      for (const auto& op : role.segments[it.segment].ops) out[it.layer] += op.params;
+      for (const auto& op : role.segments[it.segment].ops) {
+        out[it.layer] += op.params;
+        counted += op.params;
+      }
     }
+  if (counted != role.params) out[head_group] += role.params - counted;
   return out;
 }
 
