@@ -570,6 +570,25 @@ class Validator {
                                                       quote(schedule_), suggestion(schedule_, schedules),
                                                       join(schedules)));
     }
+    const bool interleaved_v = virtual_stages_ && *virtual_stages_ > 1;
+    if (interleaved_v && schedule_ != "interleaved-1f1b") {
+      error("strategy.pipeline_schedule",
+            fmt::format("schedule {} cannot run virtual_stages={}; use \"interleaved-1f1b\" or virtual_stages 1",
+                        quote(schedule_), *virtual_stages_));
+    }
+    // Megatron's interleaved schedule walks micro-batches in groups of `pipeline`.
+    if (interleaved_v && schedule_ == "interleaved-1f1b" && pipeline_ && *pipeline_ > 1 && global_batch_ &&
+        micro_batch_ && data_ && *micro_batch_ * *data_ > 0 && *global_batch_ % (*micro_batch_ * *data_) == 0) {
+      const Int m = *global_batch_ / (*micro_batch_ * *data_);
+      if (m % *pipeline_ != 0) {
+        const Int step = *micro_batch_ * *data_ * *pipeline_;
+        const Int lower = *global_batch_ / step * step;
+        error("strategy.pipeline_schedule",
+              fmt::format("interleaved-1f1b needs the micro-batches per pipeline, global_batch_size / (micro_batch_size "
+                          "× data) = {}, to be a multiple of pipeline={} (nearest valid global_batch_size: {}{})",
+                          m, *pipeline_, lower > 0 ? std::to_string(lower) + ", " : "", lower + step));
+      }
+    }
 
     if (!st.has_zero_stage()) {
       zero_stage_ = 0;

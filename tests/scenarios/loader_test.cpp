@@ -1218,12 +1218,14 @@ TEST(RuleParallel, PipelineMustDivideTheLayers) {
 
 TEST(RuleParallel, VirtualStagesNeedLayersDivisibleByPipelineTimesStages) {
   Text t;
+  t.strategy = R"(strategy { pipeline_schedule: "interleaved-1f1b" recompute: "full" })";
   t.parallel = "parallel { pipeline: 4 virtual_stages: 4 }";
   auto d = errors(t.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
   EXPECT_EQ(d[0].str(), "s.textproto:4:24: error: parallel.virtual_stages: virtual_stages=4 needs num_layers=24 "
                         "divisible by pipeline × virtual_stages = 4 × 4 = 16 (valid: 1, 2, 3, 6)");
   Json j;
+  j.strategy = R"("pipelineSchedule": "interleaved-1f1b", "recompute": "full")";
   j.parallel = R"("pipeline": 4, "virtualStages": 4)";
   d = errors(j.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
@@ -1548,6 +1550,24 @@ TEST(RulePlanning, TokensAndPriceMustBePositive) {
   auto d = errors(t.load());
   EXPECT_THAT(lines(d), Contains(HasSubstr("planning.train_tokens: must be a positive number of tokens, got -5")));
   EXPECT_THAT(lines(d), Contains(HasSubstr("planning.price_per_gpu_hour: must be a positive price per GPU-hour, got 0")));
+}
+
+TEST(RuleStrategy, InterleavingNeedsItsScheduleAndWholeGroupsOfMicroBatches) {
+  Text t;
+  t.parallel = "parallel { pipeline: 4 data: 8 virtual_stages: 2 }";
+  t.training = "training { sequence_length: 2048 global_batch_size: 48 }";
+  t.strategy = R"(strategy { pipeline_schedule: "interleaved-1f1b" })";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].field, "strategy.pipeline_schedule");
+  EXPECT_THAT(d[0].message, HasSubstr("interleaved-1f1b needs the micro-batches per pipeline, global_batch_size / "
+                                      "(micro_batch_size × data) = 6, to be a multiple of pipeline=4 (nearest valid "
+                                      "global_batch_size: 32, 64)"));
+  t.strategy = R"(strategy { pipeline_schedule: "1f1b" })";
+  t.training = "training { sequence_length: 2048 global_batch_size: 64 }";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].message, HasSubstr("schedule \"1f1b\" cannot run virtual_stages=2"));
 }
 
 }  // namespace
