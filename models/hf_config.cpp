@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/divisors.hpp"
 #include "models/model.hpp"
 
 namespace trainsim::models {
@@ -23,7 +24,6 @@ using Json = nlohmann::json;
 using Int = std::int64_t;
 
 // Lists of valid values stop here; a longer list helps nobody read the message.
-constexpr std::size_t MAX_LISTED = 24;
 // What a message quotes from the file is cut here, so that it stays one readable line.
 constexpr std::size_t MAX_QUOTED = 80;
 // Columns count as the scenario loader counts them (and GCC): a tab advances to the next
@@ -65,29 +65,6 @@ std::string describe(const Json& value) {
   if (value.is_null()) return "null";
   // Numbers and booleans: dump() cannot throw on them (no strings inside).
   return std::string(value.type_name()) + " " + printable(value.dump(), MAX_QUOTED);
-}
-
-// Divisors of n, as "1, 2, 4, 8"; trial division is bounded so that hostile sizes stay fast.
-std::string divisors(Int n) {
-  constexpr Int MAX_FACTORED = 1'000'000'000'000;
-  if (n <= 0 || n > MAX_FACTORED) return "";
-  std::vector<Int> low;
-  std::vector<Int> high;
-  for (Int d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
-    low.push_back(d);
-    if (d != n / d) high.push_back(n / d);
-  }
-  low.insert(low.end(), high.rbegin(), high.rend());
-  std::vector<std::string> shown;
-  for (Int d : low) {
-    if (shown.size() == MAX_LISTED) {
-      shown.emplace_back("…");
-      break;
-    }
-    shown.push_back(std::to_string(d));
-  }
-  return join(shown);
 }
 
 // 1-based line and column of the byte at 0-based `offset` (one past the end is allowed:
@@ -263,11 +240,11 @@ std::variant<ModelConfig, std::string> parse_hf_config(const std::string& json_t
 
   if (*hidden % *heads != 0) {
     read.fail(HEADS.key, std::to_string(*heads) + " does not divide hidden_size=" + std::to_string(*hidden) +
-                             " (each head takes an equal share; valid: " + divisors(*hidden) + ")");
+                             " (each head takes an equal share; valid: " + divisor_list(*hidden) + ")");
   } else if (kv_heads && *heads % *kv_heads != 0) {
     read.fail(KV_HEADS.key, std::to_string(*kv_heads) + " does not divide num_attention_heads=" +
                                 std::to_string(*heads) + " (each key/value head serves an equal group of query "
-                                "heads; valid: " + divisors(*heads) + ")");
+                                "heads; valid: " + divisor_list(*heads) + ")");
   } else if (head_dim && *head_dim != *hidden / *heads) {
     read.fail(HEAD_DIM.key, std::to_string(*head_dim) + " differs from hidden_size / num_attention_heads = " +
                                 std::to_string(*hidden / *heads) + ", which the Llama layers assume (valid: " +

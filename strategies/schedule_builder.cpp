@@ -40,50 +40,43 @@ void ScheduleBuilder::run(Direction dir, std::int32_t mb, std::int32_t chunk) {
   // Downstream is upstream of the other direction.
   const Peer to = upstream(fwd ? Direction::BACKWARD : Direction::FORWARD, chunk);
   std::int64_t prev = -1;
+  // Every step of this run shares its direction, micro-batch and chunk.
+  auto step = [&](Step::Kind kind) {
+    Step s;
+    s.kind = kind;
+    s.direction = dir;
+    s.micro_batch = mb;
+    s.chunk = chunk;
+    return s;
+  };
   if (from.stage >= 0) {
-    Step recv;
-    recv.kind = Step::Kind::RECV;
-    recv.direction = dir;
-    recv.micro_batch = mb;
-    recv.chunk = chunk;
+    Step recv = step(Step::Kind::RECV);
     recv.peer_stage = from.stage;
     recv.peer_chunk = from.chunk;
     prev = add(std::move(recv));
   }
   const Chunk& c = role_.chunks[static_cast<std::size_t>(chunk)];
   for (const Item& it : fwd ? c.forward : c.backward) {
-    Step s;
-    s.kind = Step::Kind::ITEM;
+    Step s = step(Step::Kind::ITEM);
     s.item = it;
-    s.direction = dir;
-    s.micro_batch = mb;
-    s.chunk = chunk;
     if (prev >= 0 && it.after_previous) s.deps.push_back(static_cast<std::uint32_t>(prev));
     if (fwd && mb == 0 && it.waits_for_prologue >= 0)
       s.deps.push_back(prologue_steps_.at(static_cast<std::size_t>(it.waits_for_prologue)));
     prev = add(std::move(s));
     if (!fwd && mb == last_micro_batch_ && it.has_bucket) {
-      Step b;
-      b.kind = Step::Kind::ITEM;
+      Step b = step(Step::Kind::ITEM);
       b.item.kind = Item::Kind::COLLECTIVE;
       b.item.collective = it.bucket;
       b.item.category = Category::DP_COMM;
       b.item.stream = Stream::DP_COMM;
       b.item.layer = it.layer;
       b.item.label = "dp-grad-bucket";
-      b.direction = dir;
-      b.micro_batch = mb;
-      b.chunk = chunk;
       b.deps.push_back(static_cast<std::uint32_t>(prev));
       add(std::move(b));  // the next item does not wait for it
     }
   }
   if (to.stage >= 0) {
-    Step send;
-    send.kind = Step::Kind::SEND;
-    send.direction = dir;
-    send.micro_batch = mb;
-    send.chunk = chunk;
+    Step send = step(Step::Kind::SEND);
     send.peer_stage = to.stage;
     send.peer_chunk = to.chunk;
     send.item.kind = Item::Kind::COLLECTIVE;

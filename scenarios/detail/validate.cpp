@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "models/divisors.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "hardware/node_presets.hpp"
 #include "models/hf_config.hpp"
@@ -29,10 +30,8 @@ using Int = std::int64_t;
 using MaybeInt = std::optional<Int>;
 
 // Lists of valid values stop here; a longer list helps nobody read the message.
-constexpr std::size_t MAX_LISTED = 24;
 // Divisors are found by trial division up to the square root; numbers beyond this are
 // no real model's and get no list (keeps the loader fast on hostile input).
-constexpr Int MAX_FACTORED = 1'000'000'000'000;
 // A Hugging Face config.json is a few kilobytes; far more is not one (or is a device).
 constexpr std::size_t MAX_HF_CONFIG_BYTES = 16 << 20;
 
@@ -41,29 +40,6 @@ MaybeInt multiply(Int a, Int b) {
   Int product = 0;
   if (__builtin_mul_overflow(a, b, &product)) return std::nullopt;
   return product;
-}
-
-// The divisors of n that are at most `limit`, as "1, 2, 4, 8".
-std::string divisors(Int n, Int limit) {
-  if (n <= 0 || n > MAX_FACTORED) return "";
-  std::vector<Int> low;
-  std::vector<Int> high;
-  for (Int d = 1; d * d <= n; ++d) {
-    if (n % d != 0) continue;
-    low.push_back(d);
-    if (d != n / d) high.push_back(n / d);
-  }
-  low.insert(low.end(), high.rbegin(), high.rend());
-  std::vector<std::string> shown;
-  for (Int d : low) {
-    if (d > limit) break;
-    if (shown.size() == MAX_LISTED) {
-      shown.emplace_back("…");
-      break;
-    }
-    shown.push_back(std::to_string(d));
-  }
-  return join(shown);
 }
 
 // " (valid: …)" or nothing when there is nothing to list.
@@ -253,12 +229,12 @@ class Validator {
       error(m.has_num_attention_heads() || !m.has_hidden_size() ? "model.num_attention_heads" : "model.hidden_size",
             fmt::format("hidden_size={} is not divisible by num_attention_heads={} (each head takes an equal "
                         "share of hidden_size; valid num_attention_heads: {})",
-                        *hidden_, *heads_, divisors(*hidden_, *hidden_)));
+                        *hidden_, *heads_, models::divisor_list(*hidden_, *hidden_)));
     }
     if (heads_ && kv_ && *heads_ % *kv_ != 0) {
       error(m.has_num_query_groups() ? "model.num_query_groups" : "model.num_attention_heads",
             fmt::format("num_query_groups={} does not divide num_attention_heads={}{}", *kv_, *heads_,
-                        valid_list(divisors(*heads_, *heads_))));
+                        valid_list(models::divisor_list(*heads_, *heads_))));
     }
   }
 
@@ -487,10 +463,10 @@ class Validator {
     Int gpus = gpus_.value_or(std::numeric_limits<Int>::max());
     if (tensor_ && heads_ && *heads_ % *tensor_ != 0) {
       error("parallel.tensor", fmt::format("tensor={} does not divide num_attention_heads={}{}", *tensor_, *heads_,
-                                           valid_list(divisors(*heads_, gpus))));
+                                           valid_list(models::divisor_list(*heads_, gpus))));
     } else if (tensor_ && kv_ && *kv_ % *tensor_ != 0) {
       error("parallel.tensor", fmt::format("tensor={} does not divide num_query_groups={}{}", *tensor_, *kv_,
-                                           valid_list(divisors(*kv_, gpus))));
+                                           valid_list(models::divisor_list(*kv_, gpus))));
     }
     if (p.has_first_stage_layers()) first_stage_ = size("parallel.first_stage_layers", p.first_stage_layers());
     if (p.has_last_stage_layers()) last_stage_ = size("parallel.last_stage_layers", p.last_stage_layers());
@@ -513,7 +489,7 @@ class Validator {
     } else if (pipeline_ && layers_ && *layers_ % *pipeline_ != 0) {
       error("parallel.pipeline", fmt::format("pipeline={} does not divide num_layers={}{} (or set "
                                              "parallel.first_stage_layers / last_stage_layers for an uneven split)",
-                                             *pipeline_, *layers_, valid_list(divisors(*layers_, gpus))));
+                                             *pipeline_, *layers_, valid_list(models::divisor_list(*layers_, gpus))));
     } else if (virtual_stages_ && *virtual_stages_ > 1 && pipeline_) {
       if (*pipeline_ == 1) {
         error("parallel.virtual_stages",
@@ -529,7 +505,7 @@ class Validator {
                             "{}{}",
                             *virtual_stages_, *layers_, *pipeline_, *virtual_stages_,
                             chunks ? std::to_string(*chunks) : "more than int64",
-                            valid_list(divisors(per_stage, per_stage))));
+                            valid_list(models::divisor_list(per_stage, per_stage))));
         }
       }
     }
