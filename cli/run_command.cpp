@@ -19,7 +19,7 @@ void write_trace(std::ostream& out, const strategies::Lowered& lowered, const si
   for (std::size_t d = 0; d < lowered.device_rank.size(); ++d)
     names.device_names.push_back("rank " + std::to_string(lowered.device_rank[d]) + " (stage " +
                                  std::to_string(lowered.device_stage[d]) + ")");
-  names.stream_names = {"compute", "tp-comm", "dp-comm", "pp-comm"};
+  names.stream_names = lowered.plan.stream_names;
   sim::write_chrome_trace(out, lowered.plan, timeline, names);
 }
 

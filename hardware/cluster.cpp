@@ -53,7 +53,7 @@ Cluster::Cluster(ClusterSpec spec, GpuProfile gpu) : spec_(std::move(spec)), gpu
   const double nic_bw = spec_.nic_gbps * 1e9 / 8.0 * gpu_.nic_efficiency().value();
   const double net_lat = gpu_.network_latency_s().value();
 
-  links_.reserve(4 * static_cast<std::size_t>(g_count) + 2 * static_cast<std::size_t>(num_leaves_));
+  links_.reserve(6 * static_cast<std::size_t>(g_count) + 2 * static_cast<std::size_t>(num_leaves_));
   for (std::uint32_t g = 0; g < g_count; ++g) {
     links_.push_back({LinkKind::NVLINK_UP, nvlink_bw, nvlink_lat, g});
     links_.push_back({LinkKind::NVLINK_DOWN, nvlink_bw, nvlink_lat, g});
@@ -74,6 +74,19 @@ Cluster::Cluster(ClusterSpec spec, GpuProfile gpu) : spec_(std::move(spec)), gpu
     links_.push_back({LinkKind::LEAF_UP, up_bw, net_lat, leaf});
     links_.push_back({LinkKind::LEAF_DOWN, up_bw, net_lat, leaf});
   }
+  // Host copies: after every network link, so that network link ids do not depend on them.
+  const double pcie_bw = gpu_.pcie_bytes_per_s().value();
+  for (std::uint32_t g = 0; g < g_count; ++g) {
+    links_.push_back({LinkKind::PCIE_D2H, pcie_bw, 0.0, g});
+    links_.push_back({LinkKind::PCIE_H2D, pcie_bw, 0.0, g});
+  }
+}
+
+std::vector<std::uint32_t> Cluster::host_route(std::uint32_t gpu, bool to_host) const {
+  const std::uint32_t n = num_gpus();
+  if (gpu >= n) throw std::out_of_range("Cluster::host_route: GPU " + std::to_string(gpu) + " out of range");
+  const std::uint32_t base = 4 * n + 2 * num_leaves_;
+  return {base + 2 * gpu + (to_host ? 0u : 1u)};
 }
 
 std::uint32_t Cluster::leaf_of(std::uint32_t gpu) const {

@@ -20,7 +20,7 @@ struct ClusterSpec {
   std::int64_t nodes_per_leaf = 32;  // one leaf per rail per this many nodes
 };
 
-enum class LinkKind : std::uint8_t { NVLINK_UP, NVLINK_DOWN, NIC_UP, NIC_DOWN, LEAF_UP, LEAF_DOWN };
+enum class LinkKind : std::uint8_t { NVLINK_UP, NVLINK_DOWN, NIC_UP, NIC_DOWN, LEAF_UP, LEAF_DOWN, PCIE_D2H, PCIE_H2D };
 
 struct Link {
   LinkKind kind;
@@ -42,6 +42,9 @@ class Cluster {
   const std::vector<Link>& links() const { return links_; }
   // Directed link ids a message from src to dst crosses (empty when src == dst).
   std::vector<std::uint32_t> route(std::uint32_t src, std::uint32_t dst) const;
+  // The links a copy between a GPU and its host's memory crosses (its PCIe link, one per
+  // direction, at the profile's pinned-copy bandwidth).
+  std::vector<std::uint32_t> host_route(std::uint32_t gpu, bool to_host) const;
   sim::NetworkSpec network() const;
 
  private:

@@ -212,4 +212,32 @@ double closed_form_seconds(const Cluster& cluster, Collective c, std::span<const
   return ring_closed_form_seconds(c, d.n, bytes, d.alpha_s, beta);
 }
 
+ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
+                                 std::span<const std::vector<std::uint32_t>> groups) {
+  if (groups.empty()) throw std::invalid_argument(std::string(to_string(c)) + ": no groups");
+  std::vector<Decomposition> parts;
+  parts.reserve(groups.size());
+  for (const auto& g : groups) parts.push_back(decompose(cluster, c, g));
+  // Load per link per byte of the collective, over every group's flows.
+  std::vector<double> load(cluster.links().size(), 0.0);
+  for (const auto& d : parts)
+    for (const auto& f : d.pattern.flows)
+      for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) load[d.pattern.route_links[i]] += f.bytes_per_unit;
+  ClosedForm out;
+  for (const auto& d : parts) {
+    if (d.shape.steps == 0) continue;  // a group of one exchanges nothing
+    out.latency_s = std::max(out.latency_s, static_cast<double>(d.shape.steps) * d.alpha_s);
+    // The group ends when its most loaded link has moved its bytes: a flow on that link
+    // gets capacity / load of it, and the ring moves factor·S through each edge.
+    double spb = 0;
+    for (const auto& f : d.pattern.flows)
+      for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) {
+        const std::uint32_t l = d.pattern.route_links[i];
+        spb = std::max(spb, load[l] / cluster.links()[l].bytes_per_s);
+      }
+    out.seconds_per_byte = std::max(out.seconds_per_byte, spb);
+  }
+  return out;
+}
+
 }  // namespace trainsim::hardware

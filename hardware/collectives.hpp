@@ -33,4 +33,20 @@ double ring_closed_form_seconds(Collective c, std::int64_t n, double bytes, doub
 // the β of the ring's bottleneck link, given the rings that run in parallel.
 double closed_form_seconds(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks, double bytes);
 
+// The closed form of a collective that runs at the same time in several groups of the same
+// shape (every data-parallel group of a pipeline stage, every pair of ranks sending across
+// a stage boundary): each link carries the load of every group's flows, and the
+// collective takes as long as its most loaded link needs — the contention that symmetric
+// traffic puts on shared links (oversubscribed leaf uplinks, rings that cross leaves).
+// Linear in the bytes: seconds(S) = latency_s + seconds_per_byte · S.
+struct ClosedForm {
+  double latency_s = 0;
+  double seconds_per_byte = 0;
+  double seconds(double bytes, double latency_scale = 1.0) const {
+    return latency_s * latency_scale + seconds_per_byte * bytes;
+  }
+};
+ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
+                                 std::span<const std::vector<std::uint32_t>> groups);
+
 }  // namespace trainsim::hardware

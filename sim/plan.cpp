@@ -54,6 +54,8 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
   size_ok(p.mem_class.size(), "mem_class");
   size_ok(p.alloc_bytes.size(), "alloc_bytes");
   size_ok(p.free_bytes.size(), "free_bytes");
+  size_ok(p.mem_on_host.size(), "mem_on_host");
+  size_ok(p.contention_share.size(), "contention_share");
   if (n >= NONE) {
     out.add([&] { return "the plan has " + std::to_string(n) + " tasks; task ids must stay below 2^32 - 1"; });
   }
@@ -72,6 +74,26 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
              std::to_string(p.succ.size()) + " (has " + std::to_string(p.succ_offset.size()) + ")";
     });
   }
+  if (p.start_succ_offset.size() != n + 1 || p.start_succ_offset.front() != 0 ||
+      p.start_succ_offset.back() != p.start_succ.size()) {
+    out.add([&] {
+      return "start_succ_offset must have tasks + 1 = " + std::to_string(n + 1) + " entries from 0 to start_succ.size() = " +
+             std::to_string(p.start_succ.size()) + " (has " + std::to_string(p.start_succ_offset.size()) + ")";
+    });
+  }
+  if (p.num_hosts > 0 && p.host_of_device.size() != p.num_devices) {
+    out.add([&] { return "host_of_device has " + std::to_string(p.host_of_device.size()) + " entries for " +
+                         std::to_string(p.num_devices) + " devices"; });
+  }
+  for (const std::uint32_t h : p.host_of_device)
+    if (h >= p.num_hosts) {
+      out.add([&] { return "host_of_device names host " + std::to_string(h) + " but num_hosts = " + std::to_string(p.num_hosts); });
+      break;
+    }
+  if (!p.stream_names.empty() && p.stream_names.size() != p.streams_per_device) {
+    out.add([&] { return "stream_names has " + std::to_string(p.stream_names.size()) + " names for " +
+                         std::to_string(p.streams_per_device) + " streams"; });
+  }
   if (!out.empty()) return out;  // the checks below index these arrays
 
   const std::size_t classes = p.mem_class_names.size();
@@ -88,13 +110,20 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
       if (p.duration[t] < Time::zero()) {
         out.add([&] { return task_name(p, t) + " has a negative duration (" + std::to_string(p.duration[t].ps) + " ps)"; });
       }
-    } else if (p.kind[t] == TaskKind::COMM) {
+    } else if (p.kind[t] == TaskKind::COMM || p.kind[t] == TaskKind::COPY) {
       if (p.comm[t] >= p.comms.size()) {
         out.add([&] { return task_name(p, t) + " names comm instance " + std::to_string(p.comm[t]) +
                              " but the plan has " + std::to_string(p.comms.size()); });
       }
     } else {
       out.add([&] { return task_name(p, t) + " has an unknown kind " + std::to_string(static_cast<int>(p.kind[t])); });
+    }
+    if (!(p.contention_share[t] >= 0.0f && p.contention_share[t] <= 1.0f)) {
+      out.add([&] { return task_name(p, t) + " has contention_share " + std::to_string(p.contention_share[t]) +
+                           " outside [0, 1]"; });
+    }
+    if (p.mem_on_host[t] && p.num_hosts == 0 && (p.alloc_bytes[t] != 0 || p.free_bytes[t] != 0)) {
+      out.add([&] { return task_name(p, t) + " changes host memory but the plan has no hosts"; });
     }
     if (p.alloc_bytes[t] < 0 || p.free_bytes[t] < 0) {
       out.add([&] { return task_name(p, t) + " has negative alloc_bytes or free_bytes"; });
@@ -125,20 +154,32 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
         out.add([&] { return task_name(p, t) + " depends on itself"; });
       }
     }
+    const std::uint32_t sb = p.start_succ_offset[t];
+    const std::uint32_t se = p.start_succ_offset[t + 1];
+    if (se < sb) {
+      out.add([&] { return "start_succ_offset decreases at task " + std::to_string(t); });
+      continue;
+    }
+    for (std::uint32_t i = sb; i < se; ++i) {
+      if (p.start_succ[i] >= n || p.start_succ[i] == t) {
+        out.add([&] { return "start edge " + std::to_string(t) + " -> " + std::to_string(p.start_succ[i]) +
+                             " ends outside the plan or on itself"; });
+      }
+    }
   }
 
   // Participants per instance, grouped (counting sort) to check count and streams.
   const std::size_t nc = p.comms.size();
   std::vector<std::uint32_t> first(nc + 1, 0);
   for (std::size_t t = 0; t < n; ++t) {
-    if (p.kind[t] == TaskKind::COMM && p.comm[t] < nc) ++first[p.comm[t] + 1];
+    if (p.kind[t] != TaskKind::COMPUTE && p.comm[t] < nc) ++first[p.comm[t] + 1];
   }
   for (std::size_t c = 0; c < nc; ++c) first[c + 1] += first[c];
   std::vector<std::uint64_t> keys(first[nc]);
   {
     std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
     for (std::size_t t = 0; t < n; ++t) {
-      if (p.kind[t] == TaskKind::COMM && p.comm[t] < nc) {
+      if (p.kind[t] != TaskKind::COMPUTE && p.comm[t] < nc) {
         keys[fill[p.comm[t]]++] = std::uint64_t{p.device[t]} << 8 | p.stream[t];
       }
     }
@@ -253,6 +294,8 @@ TaskId PlanBuilder::add_task(const TaskSpec& spec, TaskKind k) {
   plan_.mem_class.push_back(spec.mem_class);
   plan_.alloc_bytes.push_back(spec.alloc_bytes);
   plan_.free_bytes.push_back(spec.free_bytes);
+  plan_.mem_on_host.push_back(spec.mem_on_host ? 1 : 0);
+  plan_.contention_share.push_back(spec.contention_share);
   return id;
 }
 
@@ -268,7 +311,57 @@ TaskId PlanBuilder::add_comm_task(const TaskSpec& spec, std::uint32_t comm) {
   return id;
 }
 
+TaskId PlanBuilder::add_copy(const TaskSpec& spec, std::uint32_t pattern, double bytes) {
+  CommInstance inst;
+  inst.pattern = pattern;
+  inst.bytes = bytes;
+  inst.participants = 1;
+  const std::uint32_t comm = add_comm(inst);
+  const TaskId id = add_task(spec, TaskKind::COPY);
+  plan_.comm.back() = comm;
+  return id;
+}
+
 void PlanBuilder::add_edge(TaskId from, TaskId to) { edges_.emplace_back(from, to); }
+void PlanBuilder::add_start_edge(TaskId from, TaskId to) { start_edges_.emplace_back(from, to); }
+
+void PlanBuilder::set_hosts(std::uint32_t num_hosts, std::vector<std::uint32_t> host_of_device) {
+  plan_.num_hosts = num_hosts;
+  plan_.host_of_device = std::move(host_of_device);
+}
+
+void PlanBuilder::set_stream_names(std::vector<std::string> names) { plan_.stream_names = std::move(names); }
+
+namespace {
+
+// CSR by counting sort on the source, then each row sorted and deduplicated, so that the
+// engine's predecessor counts need no special case for a repeated edge.
+void to_csr(std::size_t n, std::vector<std::pair<TaskId, TaskId>>& edges, std::vector<std::uint32_t>& offset,
+            std::vector<TaskId>& succ) {
+  offset.assign(n + 1, 0);
+  for (const auto& e : edges) ++offset[e.first + 1];
+  for (std::size_t t = 0; t < n; ++t) offset[t + 1] += offset[t];
+  succ.assign(edges.size(), 0);
+  {
+    std::vector<std::uint32_t> fill(offset.begin(), offset.end() - 1);
+    for (const auto& e : edges) succ[fill[e.first]++] = e.second;
+  }
+  edges.clear();
+  edges.shrink_to_fit();
+  std::uint32_t out = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    const auto b = succ.begin() + offset[t];
+    const auto e = succ.begin() + offset[t + 1];
+    std::sort(b, e);
+    const auto last = std::unique(b, e);
+    offset[t] = out;
+    for (auto it = b; it != last; ++it) succ[out++] = *it;
+  }
+  offset[n] = out;
+  succ.resize(out);
+}
+
+}  // namespace
 
 void PlanBuilder::set_initial_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t bytes) {
   const std::size_t classes = plan_.mem_class_names.size();
@@ -302,30 +395,12 @@ Plan PlanBuilder::finish() && {
   }
   if (!problems.empty()) throw std::logic_error(problems.join("PlanBuilder::finish"));
 
-  // CSR by counting sort on the source, then each row sorted and deduplicated.
-  std::vector<std::uint32_t> offset(n + 1, 0);
-  for (const auto& e : edges_) ++offset[e.first + 1];
-  for (std::size_t t = 0; t < n; ++t) offset[t + 1] += offset[t];
-  std::vector<TaskId> succ(edges_.size());
-  {
-    std::vector<std::uint32_t> fill(offset.begin(), offset.end() - 1);
-    for (const auto& e : edges_) succ[fill[e.first]++] = e.second;
-  }
-  edges_.clear();
-  edges_.shrink_to_fit();
-  std::uint32_t out = 0;
-  for (std::size_t t = 0; t < n; ++t) {
-    const auto b = succ.begin() + offset[t];
-    const auto e = succ.begin() + offset[t + 1];
-    std::sort(b, e);
-    const auto last = std::unique(b, e);
-    offset[t] = out;
-    for (auto it = b; it != last; ++it) succ[out++] = *it;
-  }
-  offset[n] = out;
-  succ.resize(out);
-  plan_.succ_offset = std::move(offset);
-  plan_.succ = std::move(succ);
+  for (const auto& [a, b] : start_edges_)
+    if (a >= n || b >= n || a == b)
+      throw std::logic_error("PlanBuilder::finish: start edge " + std::to_string(a) + " -> " + std::to_string(b) +
+                             " is outside the plan's " + std::to_string(n) + " tasks or on itself");
+  to_csr(n, edges_, plan_.succ_offset, plan_.succ);
+  to_csr(n, start_edges_, plan_.start_succ_offset, plan_.start_succ);
 
   problems = detail::check_plan(plan_, detail::NO_LINK_CHECK);
   if (!problems.empty()) throw std::logic_error(problems.join("PlanBuilder::finish"));

@@ -14,10 +14,16 @@
 //    the instance's fixed duration, or its flows (from its pattern, scaled by its bytes)
 //    are started on the network and it ends when the last flow finishes plus the
 //    pattern's latency. All participants end together.
-//  * a COMPUTE task on the contended stream progresses 1/(1 + contention_slowdown) as fast
-//    while communication of its device runs on another stream;
-//  * memory: a task adds `alloc_bytes` to its device's `mem_class` when it starts and
-//    removes `free_bytes` from it when it ends.
+//  * a COPY task is a COMM task with one participant that moves bytes over a route of
+//    links (a copy engine between GPU and host memory); it takes no SMs, so it does not
+//    count as communication for contention;
+//  * a task also waits for the *start* of the tasks that name it in their start-successor
+//    list (start_succ): a prefetch issued when a layer starts;
+//  * a COMPUTE task on the contended stream progresses 1/(1 + contention_slowdown ×
+//    contention_share) as fast while communication of its device runs on another stream
+//    (share < 1: a task that folds computation with communication of its own);
+//  * memory: a task adds `alloc_bytes` to its device's (or, with mem_on_host, its device's
+//    host's) `mem_class` when it starts and removes `free_bytes` from it when it ends.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -31,7 +37,7 @@ namespace trainsim::sim {
 using TaskId = std::uint32_t;
 inline constexpr std::uint32_t NONE = 0xffffffffu;
 
-enum class TaskKind : std::uint8_t { COMPUTE, COMM };
+enum class TaskKind : std::uint8_t { COMPUTE, COMM, COPY };
 
 // A flow of a communication pattern: it crosses `links` (indices into the network's
 // link table) and carries bytes_per_unit × (the instance's bytes).
@@ -74,6 +80,11 @@ struct Plan {
   std::vector<std::string> category_names;   // what a task's time counts as (compute, tp-comm …)
   std::vector<std::string> mem_class_names;  // weights, gradients, activations …
   std::vector<std::string> label_names;      // task labels for traces ("fwd", "bwd" …)
+  std::vector<std::string> stream_names;     // per stream index, the same on every device (may be empty)
+
+  // Hosts whose memory COPY tasks fill: host_of_device[d] < num_hosts (empty: no hosts).
+  std::uint32_t num_hosts = 0;
+  std::vector<std::uint32_t> host_of_device;
 
   // Per task.
   std::vector<TaskKind> kind;
@@ -87,10 +98,15 @@ struct Plan {
   std::vector<std::uint8_t> mem_class;
   std::vector<std::int64_t> alloc_bytes;  // at start
   std::vector<std::int64_t> free_bytes;   // at end
+  std::vector<std::uint8_t> mem_on_host;  // 1: alloc/free go to the device's host
+  std::vector<float> contention_share;    // COMPUTE: share of its work that contention slows
 
   // CSR successors: succ[succ_offset[t] .. succ_offset[t+1]).
   std::vector<std::uint32_t> succ_offset;
   std::vector<TaskId> succ;
+  // CSR start-successors: they wait for this task to start, not to end.
+  std::vector<std::uint32_t> start_succ_offset;
+  std::vector<TaskId> start_succ;
 
   std::vector<CommInstance> comms;
   std::vector<CommPattern> patterns;
@@ -108,6 +124,9 @@ struct Plan {
   std::size_t size() const { return kind.size(); }
   std::span<const TaskId> successors(TaskId t) const {
     return {succ.data() + succ_offset[t], succ.data() + succ_offset[t + 1]};
+  }
+  std::span<const TaskId> start_successors(TaskId t) const {
+    return {start_succ.data() + start_succ_offset[t], start_succ.data() + start_succ_offset[t + 1]};
   }
 };
 
@@ -131,10 +150,17 @@ class PlanBuilder {
     std::uint8_t mem_class = 0;
     std::int64_t alloc_bytes = 0;
     std::int64_t free_bytes = 0;
+    bool mem_on_host = false;
+    float contention_share = 1.0f;
   };
   TaskId add_compute(const TaskSpec& spec, Time duration);
   TaskId add_comm_task(const TaskSpec& spec, std::uint32_t comm);
-  void add_edge(TaskId from, TaskId to);
+  // A copy over the single flow of `pattern`: a COMM-like task with one participant.
+  TaskId add_copy(const TaskSpec& spec, std::uint32_t pattern, double bytes);
+  void add_edge(TaskId from, TaskId to);        // `to` waits for `from` to end
+  void add_start_edge(TaskId from, TaskId to);  // `to` waits for `from` to start
+  void set_hosts(std::uint32_t num_hosts, std::vector<std::uint32_t> host_of_device);
+  void set_stream_names(std::vector<std::string> names);
   void set_initial_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t bytes);
 
   // Validates (edge ends in range, every comm has as many tasks as participants, no task
@@ -145,6 +171,7 @@ class PlanBuilder {
   TaskId add_task(const TaskSpec& spec, TaskKind k);
   Plan plan_;
   std::vector<std::pair<TaskId, TaskId>> edges_;
+  std::vector<std::pair<TaskId, TaskId>> start_edges_;
   std::unordered_map<std::string, std::uint16_t> label_index_;
 };
 

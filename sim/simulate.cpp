@@ -55,14 +55,19 @@ class Engine {
   void prepare();
   void make_ready(TaskId t);
   void start_comm(std::uint32_t c);
+  void start_comm_flows(std::uint32_t c);
   void finish_task(TaskId t);
-  void change_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t delta);
+  void change_memory(TaskId t, std::int64_t delta);
+  void release_start_successors(TaskId t);
   void handle_network_finishes();
   [[noreturn]] void report_deadlock() const;
   // Contention between a device's computation and its communication.
   bool contended(TaskId t) const {
     return plan_.contention_slowdown > 0 && plan_.kind[t] == TaskKind::COMPUTE &&
-           plan_.stream[t] == plan_.contended_stream;
+           plan_.stream[t] == plan_.contended_stream && plan_.contention_share[t] > 0.0f;
+  }
+  double contended_rate(TaskId t) const {
+    return 1.0 / (1.0 + plan_.contention_slowdown * static_cast<double>(plan_.contention_share[t]));
   }
   void schedule_compute_end(std::uint32_t device);
   void change_comm_activity(TaskId comm_task, int delta);
@@ -88,8 +93,8 @@ class Engine {
   std::vector<std::uint32_t> arrived_;         // per instance
   std::vector<std::uint32_t> flows_left_;      // per instance
   std::vector<std::uint32_t> finished_tags_;   // reused for every batch of network finishes
-  std::vector<std::int64_t> mem_;              // [device * classes + class]
-  std::vector<std::int64_t> mem_total_;        // per device
+  std::vector<std::int64_t> mem_;              // [pool * classes + class]; pools: devices, then hosts
+  std::vector<std::int64_t> mem_total_;        // per pool
   std::size_t classes_ = 0;
   std::size_t tasks_done_ = 0;
   // Per device, only when the plan models contention: communication tasks running on other
@@ -104,7 +109,7 @@ class Engine {
 
 void Engine::schedule_compute_end(std::uint32_t d) {
   const TaskId t = running_compute_[d];
-  const double rate = active_comm_[d] > 0 ? 1.0 / (1.0 + plan_.contention_slowdown) : 1.0;
+  const double rate = active_comm_[d] > 0 ? contended_rate(t) : 1.0;
   const Time end = now_ + Time::from_ps(static_cast<std::int64_t>(std::ceil(work_left_ps_[d] / rate)));
   expected_end_[t] = end;
   queue_.push(end, TASK_END, t);  // an earlier event for t is now stale
@@ -112,12 +117,14 @@ void Engine::schedule_compute_end(std::uint32_t d) {
 
 void Engine::change_comm_activity(TaskId c, int delta) {
   const std::uint32_t d = plan_.device[c];
-  if (plan_.contention_slowdown <= 0 || plan_.stream[c] == plan_.contended_stream) return;
+  if (plan_.contention_slowdown <= 0 || plan_.stream[c] == plan_.contended_stream ||
+      plan_.kind[c] != TaskKind::COMM)
+    return;
   const std::uint32_t before = active_comm_[d];
   active_comm_[d] = static_cast<std::uint32_t>(static_cast<int>(before) + delta);
   if ((before == 0) == (active_comm_[d] == 0) || running_compute_[d] == NONE) return;
   // The running computation changes speed: book what it did at the old rate.
-  const double old_rate = before > 0 ? 1.0 / (1.0 + plan_.contention_slowdown) : 1.0;
+  const double old_rate = before > 0 ? contended_rate(running_compute_[d]) : 1.0;
   work_left_ps_[d] = std::max(0.0, work_left_ps_[d] - static_cast<double>((now_ - since_[d]).ps) * old_rate);
   since_[d] = now_;
   schedule_compute_end(d);
@@ -127,6 +134,7 @@ void Engine::prepare() {
   const std::size_t n = plan_.size();
   pending_.assign(n, 0);
   for (const TaskId s : plan_.succ) ++pending_[s];
+  for (const TaskId s : plan_.start_succ) ++pending_[s];
   next_in_stream_.assign(n, NONE);
   {
     std::vector<TaskId> last(std::size_t{plan_.num_devices} * stream_stride(plan_), NONE);
@@ -144,14 +152,14 @@ void Engine::prepare() {
   const std::size_t nc = plan_.comms.size();
   part_offset_.assign(nc + 1, 0);
   for (std::size_t t = 0; t < n; ++t) {
-    if (plan_.kind[t] == TaskKind::COMM) ++part_offset_[plan_.comm[t] + 1];
+    if (plan_.kind[t] != TaskKind::COMPUTE) ++part_offset_[plan_.comm[t] + 1];
   }
   for (std::size_t c = 0; c < nc; ++c) part_offset_[c + 1] += part_offset_[c];
   part_tasks_.resize(part_offset_[nc]);
   {
     std::vector<std::uint32_t> fill(part_offset_.begin(), part_offset_.end() - 1);
     for (std::size_t t = 0; t < n; ++t) {
-      if (plan_.kind[t] == TaskKind::COMM) part_tasks_[fill[plan_.comm[t]]++] = static_cast<TaskId>(t);
+      if (plan_.kind[t] != TaskKind::COMPUTE) part_tasks_[fill[plan_.comm[t]]++] = static_cast<TaskId>(t);
     }
   }
   arrived_.assign(nc, 0);
@@ -167,8 +175,17 @@ void Engine::prepare() {
 
   classes_ = plan_.mem_class_names.size();
   mem_ = plan_.initial_memory;
-  mem_total_.assign(plan_.num_devices, 0);
+  mem_.resize((std::size_t{plan_.num_devices} + plan_.num_hosts) * classes_, 0);
+  mem_total_.assign(std::size_t{plan_.num_devices} + plan_.num_hosts, 0);
   tl_.memory.resize(plan_.num_devices);
+  tl_.host_memory.resize(plan_.num_hosts);
+  for (DeviceMemory& hm : tl_.host_memory) {
+    hm.at_peak.assign(classes_, 0);
+    if (options_.record_memory_curve) {
+      hm.curve.emplace_back(Time::zero(), 0);
+      hm.curve_by_class.assign(classes_, 0);
+    }
+  }
   for (std::uint32_t d = 0; d < plan_.num_devices; ++d) {
     std::int64_t total = 0;
     for (std::size_t k = 0; k < classes_; ++k) total += mem_[d * classes_ + k];
@@ -190,11 +207,14 @@ void Engine::prepare() {
   tl_.end.assign(n, Time::zero());
 }
 
-void Engine::change_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t delta) {
-  const std::size_t base = std::size_t{device} * classes_;
-  mem_[base + mem_class] += delta;
-  const std::int64_t total = mem_total_[device] += delta;
-  DeviceMemory& dm = tl_.memory[device];
+void Engine::change_memory(TaskId t, std::int64_t delta) {
+  const std::uint32_t device = plan_.device[t];
+  const bool host = plan_.mem_on_host[t] != 0;
+  const std::size_t pool = host ? std::size_t{plan_.num_devices} + plan_.host_of_device[device] : device;
+  const std::size_t base = pool * classes_;
+  mem_[base + plan_.mem_class[t]] += delta;
+  const std::int64_t total = mem_total_[pool] += delta;
+  DeviceMemory& dm = host ? tl_.host_memory[plan_.host_of_device[device]] : tl_.memory[device];
   if (total > dm.peak_bytes) {
     dm.peak_bytes = total;
     dm.peak_time = now_;
@@ -212,16 +232,17 @@ void Engine::make_ready(TaskId t) {
   if (plan_.kind[t] == TaskKind::COMPUTE) {
     state_[t] = RUNNING;
     tl_.start[t] = now_;
-    if (plan_.alloc_bytes[t] != 0) change_memory(plan_.device[t], plan_.mem_class[t], plan_.alloc_bytes[t]);
+    if (plan_.alloc_bytes[t] != 0) change_memory(t, plan_.alloc_bytes[t]);
     if (contended(t)) {
       const std::uint32_t d = plan_.device[t];
       running_compute_[d] = t;
       work_left_ps_[d] = static_cast<double>(plan_.duration[t].ps);
       since_[d] = now_;
       schedule_compute_end(d);
-      return;
+    } else {
+      queue_.push(now_ + plan_.duration[t], TASK_END, t);
     }
-    queue_.push(now_ + plan_.duration[t], TASK_END, t);
+    release_start_successors(t);
     return;
   }
   state_[t] = AT_RENDEZVOUS;
@@ -229,12 +250,27 @@ void Engine::make_ready(TaskId t) {
   if (++arrived_[c] == plan_.comms[c].participants) start_comm(c);
 }
 
+void Engine::release_start_successors(TaskId t) {
+  const std::uint32_t b = plan_.start_succ_offset[t];
+  const std::uint32_t e = plan_.start_succ_offset[t + 1];
+  for (std::uint32_t i = b; i < e; ++i) {
+    const TaskId s = plan_.start_succ[i];
+    if (--pending_[s] == 0) make_ready(s);
+  }
+}
+
 void Engine::start_comm(std::uint32_t c) {
+  start_comm_flows(c);
+  // Only now that the instance runs: a prefetch it releases may start another instance.
+  for (std::uint32_t i = part_offset_[c]; i < part_offset_[c + 1]; ++i) release_start_successors(part_tasks_[i]);
+}
+
+void Engine::start_comm_flows(std::uint32_t c) {
   for (std::uint32_t i = part_offset_[c]; i < part_offset_[c + 1]; ++i) {
     const TaskId t = part_tasks_[i];
     state_[t] = RUNNING;
     tl_.start[t] = now_;
-    if (plan_.alloc_bytes[t] != 0) change_memory(plan_.device[t], plan_.mem_class[t], plan_.alloc_bytes[t]);
+    if (plan_.alloc_bytes[t] != 0) change_memory(t, plan_.alloc_bytes[t]);
     change_comm_activity(t, +1);
   }
   const CommInstance& ci = plan_.comms[c];
@@ -263,7 +299,7 @@ void Engine::finish_task(TaskId t) {
     if (plan_.kind[t] == TaskKind::COMM) change_comm_activity(t, -1);
     else if (contended(t)) running_compute_[plan_.device[t]] = NONE;
   }
-  if (plan_.free_bytes[t] != 0) change_memory(plan_.device[t], plan_.mem_class[t], -plan_.free_bytes[t]);
+  if (plan_.free_bytes[t] != 0) change_memory(t, -plan_.free_bytes[t]);
   const std::uint32_t b = plan_.succ_offset[t];
   const std::uint32_t e = plan_.succ_offset[t + 1];
   for (std::uint32_t i = b; i < e; ++i) {

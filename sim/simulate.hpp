@@ -26,7 +26,8 @@ struct Timeline {
   std::vector<Time> ready;  // per task: at its stream head with predecessors done
   std::vector<Time> start;  // per task: began executing (for COMM, when the rendezvous completed)
   std::vector<Time> end;
-  std::vector<DeviceMemory> memory;  // per device
+  std::vector<DeviceMemory> memory;       // per device
+  std::vector<DeviceMemory> host_memory;  // per host (plans with COPY tasks to host memory)
   Time makespan;                     // last task end
   std::uint64_t events = 0;          // engine events processed (for benchmarks)
   std::uint64_t flows = 0;           // network flows started

@@ -94,7 +94,7 @@ TimeBreakdown break_down(const Lowered& lowered, const sim::Timeline& tl, std::u
   };
   sim::Time prev_end = sim::Time::zero();
   for (sim::TaskId t = 0; t < plan.size(); ++t) {
-    if (plan.device[t] != device || plan.stream[t] != static_cast<std::uint8_t>(Stream::COMPUTE)) continue;
+    if (plan.device[t] != device || plan.stream[t] != COMPUTE_STREAM) continue;
     const sim::Time start = tl.start[t];
     if (start > prev_end) {
       const double exposed = why.explain_gap(why.blocker(t), device, prev_end, start, charge);

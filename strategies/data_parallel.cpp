@@ -23,8 +23,9 @@ std::string data_parallel(Program& program) {
       ar.kind = Item::Kind::COLLECTIVE;
       ar.collective = {Dim::DATA, hardware::Collective::ALL_REDUCE, static_cast<double>(role.params) * sb.gradients};
       ar.category = Category::DP_COMM;
-      ar.stream = Stream::DP_COMM;
+      ar.stream = program.stream("dp-comm");
       ar.label = "dp-allreduce";
+      ar.deps = {Dep::every_stream()};
       sync.push_back(ar);
     }
     // The copies of a tied embedding on the first and last stage sum their gradients.
@@ -36,8 +37,9 @@ std::string data_parallel(Program& program) {
       ar.collective = {Dim::PIPELINE, hardware::Collective::ALL_REDUCE,
                        static_cast<double>((spec.model.vocab + program.applied.tensor - 1) / program.applied.tensor * spec.model.hidden) * sb.gradients};
       ar.category = Category::PP_COMM;
-      ar.stream = Stream::PP_COMM;
+      ar.stream = program.stream("pp-comm");
       ar.label = "embedding-allreduce";
+      ar.deps = {Dep::every_stream()};
       sync.push_back(ar);
     }
     role.tail.insert(role.tail.begin(), sync.begin(), sync.end());

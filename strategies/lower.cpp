@@ -1,9 +1,12 @@
 #include "strategies/lower.hpp"
 
+#include <algorithm>
 #include <map>
-#include <tuple>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
+
+#include "sim/simulate.hpp"
 
 namespace trainsim::strategies {
 
@@ -22,6 +25,8 @@ RankCoord coord_of(const Layout& l, std::uint32_t rank) {
 }
 
 namespace {
+
+using Parts = std::array<sim::Time, static_cast<int>(Category::COUNT)>;
 
 hardware::KernelClass kernel_class(models::ComputeClass c) {
   switch (c) {
@@ -60,200 +65,424 @@ std::uint64_t group_id(const Layout& l, Dim dim, const RankCoord& c) {
   return 0;
 }
 
+// Every group of `dim` that runs the same collective at the same time as the group of the
+// rank at `c`: the symmetric traffic of its stage (fast fidelity's closed form).
+std::vector<std::vector<std::uint32_t>> symmetric_groups(const Layout& l, Dim dim, const RankCoord& c,
+                                                         std::int64_t stages) {
+  std::vector<std::vector<std::uint32_t>> groups;
+  switch (dim) {
+    case Dim::TENSOR:
+      for (std::int64_t d = 0; d < l.data; ++d) groups.push_back(group_ranks(l, dim, {0, d, c.stage}, stages));
+      break;
+    case Dim::DATA:
+      for (std::int64_t t = 0; t < l.tensor; ++t) groups.push_back(group_ranks(l, dim, {t, 0, c.stage}, stages));
+      break;
+    case Dim::PIPELINE:
+      for (std::int64_t d = 0; d < l.data; ++d)
+        for (std::int64_t t = 0; t < l.tensor; ++t) groups.push_back(group_ranks(l, dim, {t, d, c.stage}, stages));
+      break;
+  }
+  return groups;
+}
+
+// Fast fidelity: a run of consecutive steps of one template run folded into one task.
+struct FoldGroup {
+  std::uint32_t first = 0, last = 0;
+};
+struct Folded {
+  sim::Time duration;
+  Parts parts{};
+  std::int64_t alloc_bytes = 0, free_bytes = 0;
+  float contention_share = 1.0f;
+};
+
 }  // namespace
 
-double segment_seconds(const Segment& segment, Direction dir, hardware::Dtype dtype, const hardware::CostModel& cost) {
+double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype, const hardware::CostModel& cost) {
   double total = 0;
   for (const auto& op : segment.ops) {
     hardware::Kernel k;
     k.cls = kernel_class(op.cls);
     k.dtype = dtype;
     k.batch = op.gemm.batch;
-    if (dir == Direction::FORWARD) {
+    if (what == Cost::FORWARD) {
       k.flops = op.fwd_flops;
       k.bytes = op.fwd_bytes;
       total += cost.seconds(k);
-    } else if (op.bwd_weight_flops > 0) {
-      // Input- and weight-gradient GEMMs are separate kernels of the forward's size class.
+      continue;
+    }
+    const bool split_kernels = op.bwd_weight_flops > 0;
+    // Input- and weight-gradient GEMMs are separate kernels of the forward's size class.
+    if (what != Cost::BACKWARD_WEIGHT) {
       k.flops = op.bwd_input_flops + op.bwd_extra_flops;
-      k.bytes = op.bwd_bytes / 2;
+      k.bytes = split_kernels ? op.bwd_bytes / 2 : op.bwd_bytes;
       total += cost.seconds(k);
+    }
+    if (what != Cost::BACKWARD_INPUT && split_kernels) {
       k.flops = op.bwd_weight_flops;
-      total += cost.seconds(k);
-    } else {
-      k.flops = op.bwd_input_flops + op.bwd_extra_flops;
-      k.bytes = op.bwd_bytes;
+      k.bytes = op.bwd_bytes / 2;
       total += cost.seconds(k);
     }
   }
   return total;
 }
 
-Lowered lower(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
-              Fidelity fidelity) {
-  const Layout& l = program.spec.layout;
-  const auto stages = static_cast<std::int64_t>(program.roles.size());
-  if (l.tensor != program.applied.tensor || l.data != program.applied.data || stages != l.pipeline)
-    throw std::invalid_argument("lower: the program's passes did not apply the layout " +
-                                std::to_string(l.tensor) + "×" + std::to_string(l.pipeline) + "×" +
-                                std::to_string(l.data));
-  if (static_cast<std::uint64_t>(l.gpus()) != cluster.num_gpus())
+namespace {
+
+class Lowering {
+ public:
+  Lowering(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
+           Fidelity fidelity)
+      : program_(program), cluster_(cluster), cost_(cost), fidelity_(fidelity), l_(program.spec.layout),
+        stages_(static_cast<std::int64_t>(program.roles.size())) {}
+
+  Lowered run();
+
+ private:
+  sim::Time compute_time(const Item& it, std::int64_t stage);
+  hardware::ClosedForm symmetric(Dim dim, hardware::Collective op, const RankCoord& c);
+  hardware::ClosedForm symmetric_send(std::int64_t stage, std::int64_t peer);
+  sim::Time closed_form(const CollectiveNeed& need, const RankCoord& c);
+  sim::Time copy_time(const Item& it, std::uint32_t rank);
+  std::vector<FoldGroup> fold_groups(const Role& role) const;
+  const Folded& fold(const Role& role, const FoldGroup& g, const RankCoord& c);
+
+  const Program& program_;
+  const hardware::Cluster& cluster_;
+  const hardware::CostModel& cost_;
+  Fidelity fidelity_;
+  const Layout& l_;
+  std::int64_t stages_;
+  double contention_ = 0;
+
+  std::map<std::tuple<std::size_t, std::uint32_t, int>, sim::Time> compute_cache_;  // (stage, segment, cost)
+  std::map<std::tuple<int, std::int64_t, int>, hardware::ClosedForm> closed_form_cache_;  // (dim, stage, op)
+  std::map<std::pair<std::int64_t, std::int64_t>, hardware::ClosedForm> send_cache_;      // (stage, peer)
+  std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
+};
+
+sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
+  auto [pos, fresh] = compute_cache_.try_emplace(
+      {static_cast<std::size_t>(stage), it.segment, static_cast<int>(it.cost)}, sim::Time{});
+  if (fresh) {
+    const Segment& seg = program_.roles[static_cast<std::size_t>(stage)].segments[it.segment];
+    pos->second = sim::Time::from_seconds(segment_seconds(seg, it.cost, program_.spec.dtype, cost_));
+  }
+  if (it.fraction == 1.0) return pos->second;
+  return sim::Time::from_seconds(pos->second.seconds() * it.fraction);
+}
+
+hardware::ClosedForm Lowering::symmetric(Dim dim, hardware::Collective op, const RankCoord& c) {
+  auto [pos, fresh] = closed_form_cache_.try_emplace({static_cast<int>(dim), c.stage, static_cast<int>(op)});
+  if (fresh) pos->second = hardware::symmetric_closed_form(cluster_, op, symmetric_groups(l_, dim, c, stages_));
+  return pos->second;
+}
+
+hardware::ClosedForm Lowering::symmetric_send(std::int64_t stage, std::int64_t peer) {
+  auto [pos, fresh] = send_cache_.try_emplace({stage, peer});
+  if (fresh) {
+    // Every pair of ranks across this stage boundary sends at once.
+    std::vector<std::vector<std::uint32_t>> pairs;
+    for (std::int64_t d = 0; d < l_.data; ++d)
+      for (std::int64_t t = 0; t < l_.tensor; ++t) pairs.push_back({rank_of(l_, {t, d, stage}), rank_of(l_, {t, d, peer})});
+    pos->second = hardware::symmetric_closed_form(cluster_, hardware::Collective::SEND_RECV, pairs);
+  }
+  return pos->second;
+}
+
+sim::Time Lowering::closed_form(const CollectiveNeed& need, const RankCoord& c) {
+  return sim::Time::from_seconds(symmetric(need.dim, need.op, c).seconds(need.bytes, need.latency_scale));
+}
+
+sim::Time Lowering::copy_time(const Item& it, std::uint32_t rank) {
+  const auto route = cluster_.host_route(rank, it.copy.way == CopyNeed::Way::DEVICE_TO_HOST);
+  double seconds = 0;
+  for (const std::uint32_t link : route) seconds = std::max(seconds, it.copy.bytes / cluster_.links()[link].bytes_per_s);
+  return sim::Time::from_seconds(seconds);
+}
+
+// Which steps fast fidelity folds together: consecutive steps of one template run that do
+// rank-local work (compute, and tensor-parallel collectives, whose group members are the
+// identical ranks fast fidelity does not simulate), such that inside a group only the first
+// step waits for anything outside it, and only the last is waited for from outside (a
+// prefetch may wait for the first to start).
+std::vector<FoldGroup> Lowering::fold_groups(const Role& role) const {
+  const auto& steps = role.steps;
+  const auto n = static_cast<std::uint32_t>(steps.size());
+  auto local = [&](const Step& st) {
+    if (st.kind != Step::Kind::ITEM || st.micro_batch < 0) return false;
+    const Item& it = role.item(st);
+    if (it.host_memory || (it.mem_class != MemClass::ACTIVATIONS && (it.alloc_bytes != 0 || it.free_bytes != 0)))
+      return false;
+    return it.kind == Item::Kind::COMPUTE ||
+           (it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::TENSOR);
+  };
+  auto same_run = [&](const Step& a, const Step& b) {
+    return a.micro_batch == b.micro_batch && a.direction == b.direction && a.chunk == b.chunk && a.list == b.list;
+  };
+  // Who refers to each step (CSR).
+  std::vector<std::uint32_t> ref_offset(n + 1, 0);
+  for (const Step& st : steps)
+    for (const StepDep& d : st.deps) ++ref_offset[d.step + 1];
+  for (std::uint32_t i = 0; i < n; ++i) ref_offset[i + 1] += ref_offset[i];
+  std::vector<StepDep> refs(ref_offset[n]);
+  {
+    std::vector<std::uint32_t> fill(ref_offset.begin(), ref_offset.end() - 1);
+    for (std::uint32_t s = 0; s < n; ++s)
+      for (const StepDep& d : steps[s].deps) refs[fill[d.step]++] = {s, d.on};
+  }
+  // Candidate ranges, then cut where a rule is broken until none is.
+  std::vector<FoldGroup> todo, out;
+  for (std::uint32_t s = 0; s < n;) {
+    if (!local(steps[s])) {
+      ++s;
+      continue;
+    }
+    std::uint32_t e = s;
+    while (e + 1 < n && local(steps[e + 1]) && same_run(steps[s], steps[e + 1])) ++e;
+    todo.push_back({s, e});
+    s = e + 1;
+  }
+  while (!todo.empty()) {
+    const FoldGroup g = todo.back();
+    todo.pop_back();
+    bool cut = false;
+    for (std::uint32_t k = g.first; k <= g.last && !cut; ++k) {
+      if (k > g.first) {
+        for (const StepDep& d : steps[k].deps)
+          if (d.step < g.first || d.step > g.last) {  // waits for something outside: starts a group
+            todo.push_back({g.first, k - 1});
+            todo.push_back({k, g.last});
+            cut = true;
+            break;
+          }
+      }
+      if (cut || k == g.last) continue;
+      for (std::uint32_t i = ref_offset[k]; i < ref_offset[k + 1]; ++i) {
+        const StepDep& r = refs[i];
+        const bool inside = r.step >= g.first && r.step <= g.last;
+        if (!inside && !(k == g.first && r.on == Dep::On::START)) {  // waited for from outside: ends a group
+          todo.push_back({g.first, k});
+          todo.push_back({k + 1, g.last});
+          cut = true;
+          break;
+        }
+      }
+    }
+    if (!cut) out.push_back(g);
+  }
+  std::sort(out.begin(), out.end(), [](const FoldGroup& a, const FoldGroup& b) { return a.first < b.first; });
+  return out;
+}
+
+// Simulates one folded group alone, on one GPU with its streams, by the engine's own rules
+// (contention included), and keeps what the group's task needs: its length, what each
+// category contributed, its memory high-water mark and net change, and the share of it that
+// computes with no communication of its own beside it (what contention from outside slows).
+const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoord& c) {
+  const Step& head = role.steps[g.first];
+  const auto key = std::make_tuple(c.stage, static_cast<int>(head.list), static_cast<std::uint32_t>(head.chunk),
+                                   head.index, role.steps[g.last].index);
+  auto [pos, fresh] = fold_cache_.try_emplace(key);
+  if (!fresh) return pos->second;
+  Folded& f = pos->second;
+  const std::uint32_t n = g.last - g.first + 1;
+  const auto streams = static_cast<std::uint32_t>(program_.streams.size());
+  sim::PlanBuilder b(1, streams, {}, {"activations"});
+  for (std::uint32_t k = g.first; k <= g.last; ++k) {
+    const Item& it = role.item(role.steps[k]);
+    sim::PlanBuilder::TaskSpec ts;
+    ts.stream = it.stream;
+    ts.category = static_cast<std::uint8_t>(it.category);
+    ts.mem_class = 0;
+    ts.alloc_bytes = it.alloc_bytes;
+    ts.free_bytes = it.free_bytes;
+    if (it.kind == Item::Kind::COMPUTE) {
+      b.add_compute(ts, compute_time(it, c.stage));
+    } else {
+      sim::CommInstance inst;
+      inst.participants = 1;
+      inst.fixed_duration = closed_form(it.collective, c);
+      b.add_comm_task(ts, b.add_comm(inst));
+    }
+  }
+  for (std::uint32_t k = g.first; k <= g.last; ++k)
+    for (const StepDep& d : role.steps[k].deps) {
+      if (d.step < g.first || d.step > g.last) continue;
+      if (d.on == Dep::On::END) b.add_edge(d.step - g.first, k - g.first);
+      else b.add_start_edge(d.step - g.first, k - g.first);
+    }
+  sim::Plan plan = std::move(b).finish();
+  plan.contention_slowdown = contention_;
+  plan.contended_stream = COMPUTE_STREAM;
+  const sim::Timeline tl = sim::simulate(plan, sim::NetworkSpec{});
+  f.duration = tl.makespan;
+  // Busy time of the compute stream by category; its idle time waits for the group's
+  // tensor-parallel transfers.
+  sim::Time busy;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const sim::Time span = tl.end[k] - tl.start[k];
+    if (plan.stream[k] == COMPUTE_STREAM) {
+      f.parts[plan.category[k]] += span;
+      busy += span;
+    }
+  }
+  f.parts[static_cast<int>(Category::TP_COMM)] += tl.makespan - busy;
+  // Time computing with no communication of the group beside it.
+  std::vector<std::tuple<sim::Time, int, int>> ev;  // (time, kind 0 compute / 1 comm, ±1)
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const bool computing = plan.kind[k] == sim::TaskKind::COMPUTE && plan.stream[k] == COMPUTE_STREAM;
+    const bool communicating = plan.kind[k] == sim::TaskKind::COMM && plan.stream[k] != COMPUTE_STREAM;
+    if (!computing && !communicating) continue;
+    ev.emplace_back(tl.start[k], computing ? 0 : 1, +1);
+    ev.emplace_back(tl.end[k], computing ? 0 : 1, -1);
+  }
+  std::sort(ev.begin(), ev.end());
+  int computing = 0, communicating = 0;
+  sim::Time prev, alone;
+  for (const auto& [t, kind, delta] : ev) {
+    if (computing > 0 && communicating == 0) alone += t - prev;
+    prev = t;
+    (kind == 0 ? computing : communicating) += delta;
+  }
+  f.contention_share =
+      tl.makespan.ps > 0 ? static_cast<float>(static_cast<double>(alone.ps) / static_cast<double>(tl.makespan.ps)) : 0.0f;
+  // Memory: what the group holds at its high-water mark (booked at its start) and what it
+  // leaves behind (the rest freed at its end).
+  std::int64_t net = 0;
+  for (std::uint32_t k = 0; k < n; ++k) net += plan.alloc_bytes[k] - plan.free_bytes[k];
+  f.alloc_bytes = tl.memory[0].peak_bytes;
+  f.free_bytes = f.alloc_bytes - net;
+  return f;
+}
+
+Lowered Lowering::run() {
+  const Layout& l = l_;
+  if (l.tensor != program_.applied.tensor || l.data != program_.applied.data || stages_ != l.pipeline)
+    throw std::invalid_argument("lower: the program's passes did not apply the layout " + std::to_string(l.tensor) +
+                                "×" + std::to_string(l.pipeline) + "×" + std::to_string(l.data));
+  if (static_cast<std::uint64_t>(l.gpus()) != cluster_.num_gpus())
     throw std::invalid_argument("lower: layout needs " + std::to_string(l.gpus()) + " GPUs, cluster has " +
-                                std::to_string(cluster.num_gpus()));
+                                std::to_string(cluster_.num_gpus()));
+  contention_ = cost_.profile().comm_overlap_slowdown().value();
 
   Lowered out;
-  out.fidelity = fidelity;
-  // Which ranks become plan devices.
+  out.fidelity = fidelity_;
   std::vector<std::uint32_t> device_of_rank(static_cast<std::size_t>(l.gpus()), sim::NONE);
   for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(l.gpus()); ++r) {
     const RankCoord c = coord_of(l, r);
-    if (fidelity == Fidelity::FULL || (c.tensor == 0 && c.data == 0)) {
+    if (fidelity_ == Fidelity::FULL || (c.tensor == 0 && c.data == 0)) {
       device_of_rank[r] = static_cast<std::uint32_t>(out.device_rank.size());
       out.device_rank.push_back(r);
       out.device_stage.push_back(static_cast<std::int32_t>(c.stage));
     }
   }
+  const auto num_devices = static_cast<std::uint32_t>(out.device_rank.size());
 
   std::vector<std::string> categories, mem_classes;
   for (int c = 0; c < static_cast<int>(Category::COUNT); ++c) categories.emplace_back(to_string(static_cast<Category>(c)));
   for (int c = 0; c < static_cast<int>(MemClass::COUNT); ++c) mem_classes.emplace_back(to_string(static_cast<MemClass>(c)));
-  sim::PlanBuilder b(static_cast<std::uint32_t>(out.device_rank.size()), STREAMS_PER_DEVICE, categories, mem_classes);
-
-  // Compute costs, once per (role, segment, direction).
-  std::vector<std::vector<double>> seg_seconds[2];
-  for (int dir = 0; dir < 2; ++dir) {
-    seg_seconds[dir].resize(program.roles.size());
-    for (std::size_t r = 0; r < program.roles.size(); ++r) {
-      const Role& role = program.roles[r];
-      for (const auto& seg : role.segments)
-        seg_seconds[dir][r].push_back(segment_seconds(seg, static_cast<Direction>(dir), program.spec.dtype, cost));
+  sim::PlanBuilder b(num_devices, static_cast<std::uint32_t>(program_.streams.size()), categories, mem_classes);
+  b.set_stream_names(program_.streams);
+  {
+    // One host per node; a device's host memory is its node's.
+    std::vector<std::uint32_t> host_of_device;
+    std::map<std::uint32_t, std::uint32_t> host_of_node;
+    for (const std::uint32_t r : out.device_rank) {
+      const auto [pos, fresh] = host_of_node.try_emplace(cluster_.node_of(r), static_cast<std::uint32_t>(host_of_node.size()));
+      host_of_device.push_back(pos->second);
     }
+    b.set_hosts(static_cast<std::uint32_t>(host_of_node.size()), std::move(host_of_device));
   }
-
 
   std::map<std::tuple<int, std::uint64_t, int>, std::uint32_t> pattern_cache;  // (dim, group, op)
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> p2p_cache;   // (src, dst)
+  std::map<std::pair<std::uint32_t, bool>, std::uint32_t> copy_cache;           // (rank, to host)
   std::unordered_map<std::uint64_t, std::uint32_t> instances[3];                 // per dim: (group, seq)
   auto instance_key = [](std::uint64_t group, std::uint64_t seq) { return (group << 32) | seq; };
 
-  const auto m = static_cast<std::size_t>(program.micro_batches);
-  const auto v = static_cast<std::size_t>(program.applied.virtual_stages);
-  std::vector<std::vector<std::uint32_t>> task_of_step(out.device_rank.size());
-  std::vector<std::uint32_t> send_task(out.device_rank.size() * m * v * 2, sim::NONE);
+  const auto m = static_cast<std::size_t>(program_.micro_batches);
+  const auto v = static_cast<std::size_t>(program_.applied.virtual_stages);
+  std::vector<std::vector<std::uint32_t>> task_of_step(num_devices);
+  std::vector<std::uint32_t> send_task(num_devices * m * v * 2, sim::NONE);
   auto send_slot = [&](std::uint32_t device, std::int32_t mb, std::int32_t chunk, Direction dir) {
     return ((static_cast<std::size_t>(device) * m + static_cast<std::size_t>(mb)) * v +
             static_cast<std::size_t>(chunk)) * 2 + static_cast<std::size_t>(dir);
   };
 
-  // Closed-form collective times (fast fidelity), once per distinct (dim, group, op, size).
-  std::map<std::tuple<int, std::uint64_t, int, double, double>, sim::Time> closed_form_cache;
-  auto closed_form = [&](const CollectiveNeed& need, const RankCoord& c) {
-    const std::uint64_t gid = group_id(l, need.dim, c);
-    auto [pos, fresh] = closed_form_cache.try_emplace(
-        {static_cast<int>(need.dim), gid, static_cast<int>(need.op), need.bytes, need.latency_scale}, sim::Time{});
-    if (fresh) {
-      const auto ranks = group_ranks(l, need.dim, c, stages);
-      double seconds = hardware::closed_form_seconds(cluster, need.op, ranks, need.bytes);
-      // A pipelined piece pays only its share of the per-step latency.
-      if (need.latency_scale != 1.0)
-        seconds -= (1.0 - need.latency_scale) * hardware::closed_form_seconds(cluster, need.op, ranks, 0);
-      pos->second = sim::Time::from_seconds(seconds);
+  // Fast fidelity: the fold groups of each role, as a map from step to its group.
+  std::vector<std::vector<std::uint32_t>> group_of_step(program_.roles.size());
+  std::vector<std::vector<FoldGroup>> groups(program_.roles.size());
+  if (fidelity_ == Fidelity::FAST)
+    for (std::size_t r = 0; r < program_.roles.size(); ++r) {
+      groups[r] = fold_groups(program_.roles[r]);
+      group_of_step[r].assign(program_.roles[r].steps.size(), sim::NONE);
+      for (std::uint32_t gi = 0; gi < groups[r].size(); ++gi)
+        for (std::uint32_t k = groups[r][gi].first; k <= groups[r][gi].last; ++k) group_of_step[r][k] = gi;
     }
-    return pos->second;
-  };
-  auto compute_time = [&](const Item& it, std::int64_t stage) {
-    const double seconds = seg_seconds[static_cast<int>(it.cost)][static_cast<std::size_t>(stage)][it.segment] *
-                           it.fraction;
-    return sim::Time::from_seconds(seconds);
-  };
 
-  // Which steps a fast plan may fold into the step before them: compute-stream work of the
-  // same micro-batch that waits only for that step, which nothing else waits for.
-  std::vector<std::vector<bool>> folds_into_previous(program.roles.size());
-  if (fidelity == Fidelity::FAST) {
-    for (std::size_t r = 0; r < program.roles.size(); ++r) {
-      const auto& steps = program.roles[r].steps;
-      std::vector<std::uint32_t> dependents(steps.size(), 0);
-      for (const auto& st : steps)
-        for (auto d : st.deps) ++dependents[d];
-      auto foldable = [&](const Step& st) {
-        return st.kind == Step::Kind::ITEM && st.item.stream == Stream::COMPUTE && st.micro_batch >= 0 &&
-               st.item.mem_class == MemClass::ACTIVATIONS &&
-               (st.item.kind == Item::Kind::COMPUTE || st.item.collective.dim == Dim::TENSOR);
-      };
-      auto& folds = folds_into_previous[r];
-      folds.assign(steps.size(), false);
-      for (std::size_t k = 1; k < steps.size(); ++k) {
-        const Step &a = steps[k - 1], &st = steps[k];
-        folds[k] = foldable(a) && foldable(st) && a.micro_batch == st.micro_batch && a.direction == st.direction &&
-                   a.chunk == st.chunk && st.deps.size() == 1 && st.deps[0] == k - 1 && dependents[k - 1] == 1;
-      }
-    }
-  }
-
-  for (std::uint32_t dev = 0; dev < out.device_rank.size(); ++dev) {
+  for (std::uint32_t dev = 0; dev < num_devices; ++dev) {
     const std::uint32_t rank = out.device_rank[dev];
     const RankCoord c = coord_of(l, rank);
-    const Role& role = program.roles[static_cast<std::size_t>(c.stage)];
-    const auto& folds = folds_into_previous[static_cast<std::size_t>(c.stage)];
+    const Role& role = program_.roles[static_cast<std::size_t>(c.stage)];
     std::uint64_t seq[3] = {0, 0, 0};
     for (int d = 0; d < static_cast<int>(MemClass::COUNT); ++d)
       b.set_initial_memory(dev, static_cast<std::uint8_t>(d), static_cast<std::int64_t>(role.static_bytes[d]));
     auto& tasks = task_of_step[dev];
-    tasks.reserve(role.steps.size());
+    tasks.assign(role.steps.size(), sim::NONE);
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
       const Step& step = role.steps[i];
-      if (step.kind == Step::Kind::RECV) {
-        tasks.push_back(sim::NONE);
-        continue;
-      }
-      const Item& it = step.item;
-      if (!folds.empty() && i + 1 < role.steps.size() && folds[i + 1]) {
-        // Fast fidelity: one task for the whole run of compute-stream steps.
-        std::array<sim::Time, static_cast<int>(Category::COUNT)> part{};
-        std::size_t j = i;
-        std::int64_t alloc = 0, free = 0;
-        for (;; ++j) {
-          const Item& x = role.steps[j].item;
-          const sim::Time d = x.kind == Item::Kind::COMPUTE ? compute_time(x, c.stage) : closed_form(x.collective, c);
-          part[static_cast<int>(x.category)] += d;
-          alloc += x.alloc_bytes;
-          free += x.free_bytes;
-          if (j + 1 >= role.steps.size() || !folds[j + 1]) break;
-        }
-        sim::Time total;
-        for (auto p : part) total += p;
-        sim::PlanBuilder::TaskSpec ts;
-        ts.device = dev;
-        ts.stream = static_cast<std::uint8_t>(Stream::COMPUTE);
-        ts.category = static_cast<std::uint8_t>(it.category);
-        ts.label = b.label(it.label);
-        ts.micro_batch = step.micro_batch;
-        ts.mem_class = static_cast<std::uint8_t>(MemClass::ACTIVATIONS);
-        ts.alloc_bytes = alloc;
-        ts.free_bytes = free;
-        const std::uint32_t task = b.add_compute(ts, total);
-        if (out.parts_of_task.size() <= task) out.parts_of_task.resize(task + 1, sim::NONE);
-        out.parts_of_task[task] = static_cast<std::uint32_t>(out.parts.size());
-        out.parts.push_back(part);
-        for (std::size_t k = i; k <= j; ++k) tasks.push_back(task);
-        // TP collectives folded in still take their place in the group's sequence.
-        for (std::size_t k = i; k <= j; ++k)
-          if (role.steps[k].item.kind == Item::Kind::COLLECTIVE) ++seq[static_cast<int>(Dim::TENSOR)];
-        i = j;
-        continue;
-      }
+      if (step.kind == Step::Kind::RECV) continue;
+      const Item& it = role.item(step);
       sim::PlanBuilder::TaskSpec ts;
       ts.device = dev;
-      ts.stream = static_cast<std::uint8_t>(it.stream);
+      ts.stream = it.stream;
       ts.category = static_cast<std::uint8_t>(it.category);
       ts.label = b.label(it.label);
       ts.micro_batch = step.micro_batch;
       ts.mem_class = static_cast<std::uint8_t>(it.mem_class);
       ts.alloc_bytes = it.alloc_bytes;
       ts.free_bytes = it.free_bytes;
-      if (step.kind == Step::Kind::ITEM && it.kind == Item::Kind::COMPUTE) {
-        tasks.push_back(b.add_compute(ts, compute_time(it, c.stage)));
+      ts.mem_on_host = it.host_memory;
+      if (fidelity_ == Fidelity::FAST) {
+        const std::uint32_t gi = group_of_step[static_cast<std::size_t>(c.stage)][i];
+        if (gi != sim::NONE) {
+          const FoldGroup& g = groups[static_cast<std::size_t>(c.stage)][gi];
+          const Folded& f = fold(role, g, c);
+          ts.stream = COMPUTE_STREAM;
+          ts.mem_class = static_cast<std::uint8_t>(MemClass::ACTIVATIONS);
+          ts.alloc_bytes = f.alloc_bytes;
+          ts.free_bytes = f.free_bytes;
+          ts.contention_share = f.contention_share;
+          const std::uint32_t task = b.add_compute(ts, f.duration);
+          if (out.parts_of_task.size() <= task) out.parts_of_task.resize(task + 1, sim::NONE);
+          out.parts_of_task[task] = static_cast<std::uint32_t>(out.parts.size());
+          out.parts.push_back(f.parts);
+          for (std::uint32_t k = g.first; k <= g.last; ++k) {
+            tasks[k] = task;
+            // Tensor-parallel collectives folded in keep their place in the group's sequence.
+            const Item& x = role.item(role.steps[k]);
+            if (x.kind == Item::Kind::COLLECTIVE) ++seq[static_cast<int>(Dim::TENSOR)];
+          }
+          i = g.last;
+          continue;
+        }
+      }
+      if (it.kind == Item::Kind::COMPUTE) {
+        tasks[i] = b.add_compute(ts, compute_time(it, c.stage));
+        continue;
+      }
+      if (it.kind == Item::Kind::COPY) {
+        const bool to_host = it.copy.way == CopyNeed::Way::DEVICE_TO_HOST;
+        auto [pos, fresh] = copy_cache.try_emplace({rank, to_host}, 0);
+        if (fresh) {
+          sim::CommPattern pat;
+          pat.name = to_host ? "copy-d2h" : "copy-h2d";
+          pat.route_links = cluster_.host_route(rank, to_host);
+          pat.flows.push_back({0, static_cast<std::uint32_t>(pat.route_links.size()), 1.0});
+          pos->second = b.add_pattern(std::move(pat));
+        }
+        tasks[i] = b.add_copy(ts, pos->second, it.copy.bytes);
         continue;
       }
       if (step.kind == Step::Kind::SEND) {
@@ -262,16 +491,15 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
         inst.bytes = it.collective.bytes;
         inst.participants = 1;
         const std::uint32_t pair[2] = {rank, peer};
-        if (fidelity == Fidelity::FULL) {
+        if (fidelity_ == Fidelity::FULL) {
           auto [pos, fresh] = p2p_cache.try_emplace({rank, peer}, 0);
-          if (fresh) pos->second = b.add_pattern(hardware::ring_pattern(cluster, hardware::Collective::SEND_RECV, pair));
+          if (fresh) pos->second = b.add_pattern(hardware::ring_pattern(cluster_, hardware::Collective::SEND_RECV, pair));
           inst.pattern = pos->second;
         } else {
-          inst.fixed_duration = sim::Time::from_seconds(
-              hardware::closed_form_seconds(cluster, hardware::Collective::SEND_RECV, pair, inst.bytes));
+          inst.fixed_duration = sim::Time::from_seconds(symmetric_send(c.stage, step.peer_stage).seconds(inst.bytes));
         }
         const std::uint32_t task = b.add_comm_task(ts, b.add_comm(inst));
-        tasks.push_back(task);
+        tasks[i] = task;
         send_task[send_slot(dev, step.micro_batch, step.chunk, step.direction)] = task;
         continue;
       }
@@ -280,40 +508,42 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
       const std::uint64_t gid = group_id(l, it.collective.dim, c);
       auto [pos, fresh] = instances[dim].try_emplace(instance_key(gid, seq[dim]++), 0);
       if (fresh) {
-        const auto ranks = group_ranks(l, it.collective.dim, c, stages);
+        const auto ranks = group_ranks(l, it.collective.dim, c, stages_);
         sim::CommInstance inst;
         inst.bytes = it.collective.bytes;
         inst.latency_scale = it.collective.latency_scale;
         for (auto r : ranks) inst.participants += device_of_rank[r] != sim::NONE ? 1 : 0;
-        if (fidelity == Fidelity::FULL) {
+        if (fidelity_ == Fidelity::FULL) {
           auto [pp, pfresh] = pattern_cache.try_emplace({dim, gid, static_cast<int>(it.collective.op)}, 0);
-          if (pfresh) pp->second = b.add_pattern(hardware::ring_pattern(cluster, it.collective.op, ranks));
+          if (pfresh) pp->second = b.add_pattern(hardware::ring_pattern(cluster_, it.collective.op, ranks));
           inst.pattern = pp->second;
         } else {
           inst.fixed_duration = closed_form(it.collective, c);
         }
         pos->second = b.add_comm(inst);
       }
-      tasks.push_back(b.add_comm_task(ts, pos->second));
+      tasks[i] = b.add_comm_task(ts, pos->second);
     }
   }
 
-  // Dependencies: within a rank by step index; a RECV stands for the peer's SEND.
-  for (std::uint32_t dev = 0; dev < out.device_rank.size(); ++dev) {
+  // Dependencies: within a rank by step; a RECV stands for the peer's SEND.
+  for (std::uint32_t dev = 0; dev < num_devices; ++dev) {
     const RankCoord c = coord_of(l, out.device_rank[dev]);
-    const Role& role = program.roles[static_cast<std::size_t>(c.stage)];
+    const Role& role = program_.roles[static_cast<std::size_t>(c.stage)];
     const auto& tasks = task_of_step[dev];
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
       if (tasks[i] == sim::NONE) continue;
-      for (std::uint32_t j : role.steps[i].deps) {
-        const Step& dep = role.steps[j];
-        std::uint32_t from = tasks[j];
+      for (const StepDep& d : role.steps[i].deps) {
+        const Step& dep = role.steps[d.step];
+        std::uint32_t from = tasks[d.step];
         if (dep.kind == Step::Kind::RECV) {
           const std::uint32_t peer_dev = device_of_rank[rank_of(l, {c.tensor, c.data, dep.peer_stage})];
           from = send_task[send_slot(peer_dev, dep.micro_batch, dep.peer_chunk, dep.direction)];
         }
         if (from == sim::NONE) throw std::logic_error("lower: a step depends on a send that was never issued");
-        if (from != tasks[i]) b.add_edge(from, tasks[i]);  // steps folded into one task
+        if (from == tasks[i]) continue;  // steps folded into one task
+        if (d.on == Dep::On::END) b.add_edge(from, tasks[i]);
+        else b.add_start_edge(from, tasks[i]);
       }
     }
   }
@@ -321,10 +551,17 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
   out.parts_of_task.resize(out.plan.size(), sim::NONE);
   // Compute that shares the GPU with running communication loses the SMs and memory
   // bandwidth the communication kernels take (the profile's contention factor).
-  out.plan.contention_slowdown = cost.profile().comm_overlap_slowdown().value();
-  out.plan.contended_stream = static_cast<std::uint8_t>(Stream::COMPUTE);
-  out.network = cluster.network();
+  out.plan.contention_slowdown = contention_;
+  out.plan.contended_stream = COMPUTE_STREAM;
+  out.network = cluster_.network();
   return out;
+}
+
+}  // namespace
+
+Lowered lower(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
+              Fidelity fidelity) {
+  return Lowering(program, cluster, cost, fidelity).run();
 }
 
 }  // namespace trainsim::strategies

@@ -26,9 +26,11 @@ struct Lowered {
   Fidelity fidelity = Fidelity::FULL;
   std::vector<std::uint32_t> device_rank;   // plan device → global rank (Megatron order)
   std::vector<std::int32_t> device_stage;   // plan device → pipeline stage
-  // Fast fidelity collapses runs of compute-stream steps (a layer's compute and its
-  // tensor-parallel collectives, layer after layer) into one task; what each category
-  // contributed to such a task is kept here for the time breakdown.
+  // Fast fidelity folds each run of a stage's rank-local work (a micro-batch's layers, their
+  // tensor-parallel collectives, pipelined or not) into one compute-stream task whose time
+  // comes from simulating that run alone; what each category contributed to such a task
+  // (busy time by category, waits for tensor-parallel transfers as TP_COMM) is kept here
+  // for the time breakdown.
   std::vector<std::uint32_t> parts_of_task;  // per task: index into parts, or sim::NONE
   std::vector<std::array<sim::Time, static_cast<int>(Category::COUNT)>> parts;
 };
@@ -44,7 +46,12 @@ RankCoord coord_of(const Layout& layout, std::uint32_t rank);
 Lowered lower(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
               Fidelity fidelity);
 
-// Seconds one compute step of `segment` costs in direction `dir` (sum over its ops).
-double segment_seconds(const Segment& segment, Direction dir, hardware::Dtype dtype, const hardware::CostModel& cost);
+// Seconds one compute step of `segment` costs (sum over its ops) for the share `what` of
+// its work: forward, whole backward, or the backward's input- or weight-gradient half.
+double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype, const hardware::CostModel& cost);
+inline double segment_seconds(const Segment& segment, Direction dir, hardware::Dtype dtype,
+                              const hardware::CostModel& cost) {
+  return segment_seconds(segment, dir == Direction::FORWARD ? Cost::FORWARD : Cost::BACKWARD, dtype, cost);
+}
 
 }  // namespace trainsim::strategies

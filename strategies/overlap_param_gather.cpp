@@ -1,9 +1,10 @@
 // Overlapped parameter gather (Megatron-LM --overlap-param-gather, with the distributed
 // optimizer): the all-gather of updated parameters is not waited for after the optimizer
-// step; it is issued per layer on the comm stream and each layer's first forward waits
+// step; it is issued in buckets on the data-parallel stream and each layer's forward waits
 // only for its own bucket. In the steady state of training this is the next iteration's
 // start, which is what one simulated iteration shows: buckets at the iteration's start,
 // overlapping the first micro-batch's forward.
+#include "strategies/detail/buckets.hpp"
 #include "strategies/detail/layer_params.hpp"
 #include "strategies/detail/pass_functions.hpp"
 
@@ -14,6 +15,8 @@ std::string overlap_param_gather(Program& program) {
   if (program.spec.zero_stage < 1)
     return "needs the distributed optimizer (zero_stage ≥ 1): without it no parameters are gathered";
   const StateBytes sb = state_bytes_per_param(program.spec);
+  const std::int64_t bucket_params = default_bucket_params(program.applied.data);
+  const std::uint8_t stream = program.stream("dp-comm");
   for (auto& role : program.roles) {
     std::vector<Item> tail;
     bool found = false;
@@ -26,28 +29,30 @@ std::string overlap_param_gather(Program& program) {
     }
     if (!found) continue;  // data = 1
     role.tail = std::move(tail);
-    auto params = params_by_layer(role, static_cast<std::int32_t>(program.spec.model.layers));
-    std::map<std::int32_t, std::int32_t> bucket_of_layer;
-    // Buckets in the order the forward needs them.
-    for (const auto& chunk : role.chunks)
-      for (const auto& it : chunk.forward) {
-        if (it.kind != Item::Kind::COMPUTE || bucket_of_layer.count(it.layer)) continue;
+    const auto params = params_by_layer(role, static_cast<std::int32_t>(program.spec.model.layers));
+    std::map<std::int32_t, std::int32_t> bucket_layer;  // layer → the layer its bucket is named by
+    for (auto& chunk : role.chunks) {
+      // Buckets in the order the forward needs them.
+      std::vector<std::int32_t> order;
+      for (const Item& it : chunk.forward)
+        if (it.kind == Item::Kind::COMPUTE && (order.empty() || order.back() != it.layer)) order.push_back(it.layer);
+      for (const Bucket& b : make_buckets(order, params, bucket_params)) {
         Item gather;
         gather.kind = Item::Kind::COLLECTIVE;
-        gather.collective = {Dim::DATA, hardware::Collective::ALL_GATHER, static_cast<double>(params[it.layer]) * sb.weights};
+        gather.collective = {Dim::DATA, hardware::Collective::ALL_GATHER, static_cast<double>(b.params) * sb.weights};
         gather.category = Category::DP_COMM;
-        gather.stream = Stream::DP_COMM;
-        gather.layer = it.layer;
+        gather.stream = stream;
+        gather.layer = b.layers.front();
         gather.label = "dp-param-allgather-bucket";
-        bucket_of_layer[it.layer] = static_cast<std::int32_t>(role.prologue.size());
-        role.prologue.push_back(gather);
+        for (const std::int32_t l : b.layers) bucket_layer[l] = gather.layer;
+        role.prologue.push_back(std::move(gather));
       }
-    for (auto& chunk : role.chunks) {
+      // A layer's first forward item waits for its bucket.
       std::int32_t seen = -2;
       for (auto& it : chunk.forward) {
         if (it.kind != Item::Kind::COMPUTE || it.layer == seen) continue;
         seen = it.layer;
-        it.waits_for_prologue = bucket_of_layer[it.layer];
+        it.deps.push_back(Dep::iteration_item("dp-param-allgather-bucket", bucket_layer[it.layer] - it.layer));
       }
     }
   }

@@ -10,7 +10,7 @@ namespace trainsim::strategies::detail {
 
 namespace {
 
-void split(std::vector<Item>& items, std::int64_t k) {
+void split(std::vector<Item>& items, std::int64_t k, std::uint8_t tp_stream) {
   std::vector<Item> out;
   std::vector<bool> consumed(items.size(), false);
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -31,7 +31,7 @@ void split(std::vector<Item>& items, std::int64_t k) {
     Item comm = it;
     comm.collective.bytes /= static_cast<double>(k);
     comm.collective.latency_scale /= static_cast<double>(k);  // one ring pass spread over the chunks
-    comm.stream = Stream::TP_COMM;
+    comm.stream = tp_stream;
     Item compute;
     if (after_compute) {
       compute = out.back();
@@ -48,17 +48,17 @@ void split(std::vector<Item>& items, std::int64_t k) {
       x.free_bytes = j == k - 1 ? free : 0;
       Item c = comm;
       if (after_compute) {
-        // compute j, then its transfer; compute j+1 does not wait for transfer j.
-        x.after_previous = j == 0 ? compute.after_previous : false;
-        c.after_previous = true;
-        out.push_back(x);
-        out.push_back(c);
+        // compute j, then its transfer; compute j+1 follows compute j, not transfer j.
+        if (j > 0) x.deps = {Dep::previous(2)};
+        c.deps = {Dep::previous(1)};
+        out.push_back(std::move(x));
+        out.push_back(std::move(c));
       } else {
-        // transfer j, then the compute that needs it; transfer j+1 starts without waiting.
-        c.after_previous = j == 0 ? comm.after_previous : false;
-        x.after_previous = true;
-        out.push_back(c);
-        out.push_back(x);
+        // transfer j, then the compute that needs it; transfer j+1 starts without waiting
+        // for compute j (its stream orders it after transfer j).
+        if (j > 0) c.deps.clear();
+        out.push_back(std::move(c));
+        out.push_back(std::move(x));
       }
     }
   }
@@ -70,12 +70,14 @@ void split(std::vector<Item>& items, std::int64_t k) {
 std::string overlap_tp_comm(Program& program) {
   if (is_scheduled(program)) return "must run before the schedule";
   const std::int64_t t = program.applied.tensor;
-  if (t > 1)
+  if (t > 1) {
+    const std::uint8_t tp_stream = program.stream("tp-comm");
     for (auto& role : program.roles)
       for (auto& chunk : role.chunks) {
-        split(chunk.forward, t);
-        split(chunk.backward, t);
+        split(chunk.forward, t, tp_stream);
+        split(chunk.backward, t, tp_stream);
       }
+  }
   program.passes_run.emplace_back("overlap-tp-comm");
   return {};
 }

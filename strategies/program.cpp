@@ -60,6 +60,29 @@ std::int64_t activation_bytes(const Segment& segment, bool selective_only) {
   return total;
 }
 
+std::uint8_t Program::stream(const std::string& name) {
+  for (std::size_t i = 0; i < streams.size(); ++i)
+    if (streams[i] == name) return static_cast<std::uint8_t>(i);
+  streams.push_back(name);
+  return static_cast<std::uint8_t>(streams.size() - 1);
+}
+
+const std::vector<Item>& Role::list(ItemList which, std::int32_t chunk) const {
+  switch (which) {
+    case ItemList::FORWARD: return chunks[static_cast<std::size_t>(chunk)].forward;
+    case ItemList::BACKWARD: return chunks[static_cast<std::size_t>(chunk)].backward;
+    case ItemList::PROLOGUE: return prologue;
+    case ItemList::FLOATING: return floating;
+    case ItemList::TAIL: return tail;
+    case ItemList::TRANSFER: return transfers;
+  }
+  return tail;
+}
+
+std::vector<Item>& Role::list(ItemList which, std::int32_t chunk) {
+  return const_cast<std::vector<Item>&>(static_cast<const Role&>(*this).list(which, chunk));
+}
+
 bool is_scheduled(const Program& program) {
   for (const auto& r : program.roles)
     if (!r.steps.empty()) return true;
@@ -84,8 +107,9 @@ Item collective_item(Dim dim, hardware::Collective op, double bytes, std::int32_
   it.kind = Item::Kind::COLLECTIVE;
   it.collective = {dim, op, bytes};
   it.category = dim == Dim::TENSOR ? Category::TP_COMM : dim == Dim::DATA ? Category::DP_COMM : Category::PP_COMM;
-  it.stream = dim == Dim::TENSOR ? Stream::COMPUTE : dim == Dim::DATA ? Stream::DP_COMM : Stream::PP_COMM;
+  it.stream = COMPUTE_STREAM;  // Megatron's tensor-parallel collectives block the compute stream
   it.layer = group;
+  it.deps = {Dep::previous()};
   it.label = std::string(dim == Dim::TENSOR ? "tp-" : dim == Dim::DATA ? "dp-" : "pp-") + hardware::to_string(op);
   return it;
 }
@@ -105,8 +129,9 @@ void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, 
     Item it;
     it.kind = Item::Kind::COMPUTE;
     it.segment = static_cast<std::uint32_t>(role.segments.size());
-    it.cost = dir;
+    it.cost = dir == Direction::FORWARD ? Cost::FORWARD : Cost::BACKWARD;
     it.layer = current_group;
+    it.deps = {Dep::previous()};
     it.label = dir == Direction::FORWARD ? "fwd" : "bwd";
     if (dir == Direction::FORWARD)
       it.alloc_bytes = act;
@@ -179,7 +204,9 @@ void rebuild_role(Role& role, const Program& program) {
 
   role.segments.clear();
   role.prologue.clear();
+  role.floating.clear();
   role.tail.clear();
+  role.transfers.clear();
   role.steps.clear();
   role.params = 0;
   for (auto& chunk : role.chunks) {
@@ -223,6 +250,7 @@ void rebuild_role(Role& role, const Program& program) {
   it.category = Category::OPTIMIZER;
   it.layer = static_cast<std::int32_t>(model.layers);
   it.label = "optimizer";
+  it.deps = {Dep::every_stream()};
   role.segments.push_back(std::move(opt));
   role.tail.push_back(std::move(it));
 }

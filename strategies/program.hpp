@@ -23,10 +23,14 @@ enum class MemClass : std::uint8_t { WEIGHTS, GRADIENTS, OPTIMIZER_STATES, ACTIV
 const char* to_string(MemClass c);
 
 enum class Direction : std::uint8_t { FORWARD, BACKWARD };
-// Each kind of communication has its own stream (its own NCCL communicator and CUDA
-// stream), so a gradient bucket never queues behind a pipeline send.
-enum class Stream : std::uint8_t { COMPUTE = 0, TP_COMM = 1, DP_COMM = 2, PP_COMM = 3 };
-inline constexpr std::uint32_t STREAMS_PER_DEVICE = 4;
+// Which of a segment's costs a compute item pays: its forward, its whole backward, or one
+// half of a split backward (input gradients B, weight gradients W; zero-bubble schedules
+// run them apart).
+enum class Cost : std::uint8_t { FORWARD, BACKWARD, BACKWARD_INPUT, BACKWARD_WEIGHT };
+
+// Streams are declared by the passes that use them (Program::stream); the compute stream
+// is always there, first.
+inline constexpr std::uint8_t COMPUTE_STREAM = 0;
 
 // Consecutive ops of one layer that run without communication between them.
 struct Segment {
@@ -44,32 +48,89 @@ struct CollectiveNeed {
   double latency_scale = 1.0;  // share of the per-step latency it pays (pipelined pieces)
 };
 
-// One element of a per-micro-batch template (or of the per-iteration tail).
+// Bytes a copy engine moves between the GPU and its host's memory.
+struct CopyNeed {
+  enum class Way : std::uint8_t { DEVICE_TO_HOST, HOST_TO_DEVICE };
+  Way way = Way::DEVICE_TO_HOST;
+  double bytes = 0;
+};
+
+// What an item waits for, in the Program's own terms; the schedule pass resolves it to
+// steps once it has placed every item (ScheduleBuilder::finish). An item starts when every
+// item it depends on has started (START) or ended (END). Targets that do not exist (layer
+// l − d below the first layer of the chunk) are no dependency.
+struct Dep {
+  enum class On : std::uint8_t { END, START };
+  enum class Target : std::uint8_t {
+    PREVIOUS,     // the item `offset` places earlier in the same list; before a
+                  // per-micro-batch template's first item, the run's receive
+    ITEM,         // the item(s) labelled `label` of layer own + `layer_offset`
+    EVERY_STREAM, // the last step placed before this one on every stream (the tail)
+  };
+  // Which micro-batch an ITEM target belongs to.
+  enum class MicroBatch : std::uint8_t {
+    SAME,       // own micro-batch + `micro_batch_offset`, in the `direction` template
+    EVERY,      // every micro-batch's, in the `direction` template (the last accumulation)
+    ITERATION,  // a once-per-iteration item (prologue, floating, tail)
+  };
+  Target target = Target::PREVIOUS;
+  On on = On::END;
+  std::int32_t offset = 1;  // PREVIOUS
+  std::string label;        // ITEM
+  std::int32_t layer_offset = 0;
+  MicroBatch micro_batch = MicroBatch::SAME;
+  std::int32_t micro_batch_offset = 0;
+  Direction direction = Direction::FORWARD;
+
+  static Dep previous(std::int32_t k = 1, On on = On::END) {
+    Dep d;
+    d.offset = k;
+    d.on = on;
+    return d;
+  }
+  static Dep item(std::string label, Direction dir, std::int32_t layer_offset = 0, On on = On::END,
+                  MicroBatch mb = MicroBatch::SAME, std::int32_t micro_batch_offset = 0) {
+    Dep d;
+    d.target = Target::ITEM;
+    d.label = std::move(label);
+    d.direction = dir;
+    d.layer_offset = layer_offset;
+    d.on = on;
+    d.micro_batch = mb;
+    d.micro_batch_offset = micro_batch_offset;
+    return d;
+  }
+  static Dep iteration_item(std::string label, std::int32_t layer_offset = 0, On on = On::END) {
+    Dep d = item(std::move(label), Direction::FORWARD, layer_offset, on, MicroBatch::ITERATION);
+    return d;
+  }
+  static Dep every_stream() {
+    Dep d;
+    d.target = Target::EVERY_STREAM;
+    return d;
+  }
+};
+
+// One element of a per-micro-batch template or of a once-per-iteration list.
 struct Item {
-  enum class Kind : std::uint8_t { COMPUTE, COLLECTIVE };
+  enum class Kind : std::uint8_t { COMPUTE, COLLECTIVE, COPY };
   Kind kind = Kind::COMPUTE;
   std::uint32_t segment = 0;       // COMPUTE: index into Role::segments
-  Direction cost = Direction::FORWARD;  // COMPUTE: which of the segment's costs it pays
+  Cost cost = Cost::FORWARD;       // COMPUTE: which of the segment's costs it pays
   double fraction = 1.0;           // COMPUTE: share of the segment's cost (a GEMM cut into chunks)
   CollectiveNeed collective;       // COLLECTIVE
+  CopyNeed copy;                   // COPY
   Category category = Category::COMPUTE;
-  Stream stream = Stream::COMPUTE;
+  std::uint8_t stream = COMPUTE_STREAM;  // declared with Program::stream
   std::int32_t layer = -1;         // model layer (−1 embedding, num_layers head and tail)
   MemClass mem_class = MemClass::ACTIVATIONS;
+  bool host_memory = false;        // alloc/free land in the host's memory, not the GPU's
   std::int64_t alloc_bytes = 0;    // at start
   std::int64_t free_bytes = 0;     // at end
-  std::string label;               // for traces: "fwd", "bwd", "recompute", "tp-allreduce" …
-  // Whether the step waits for the item before it in the template. Items on the same
-  // stream are ordered anyway; a compute chunk that runs while the previous chunk's
-  // collective is in flight does not wait for that collective.
-  bool after_previous = true;
-  // Overlapped gradient reduction: in the last micro-batch only, this data-parallel
-  // collective is issued on the comm stream as soon as the item ends.
-  bool has_bucket = false;
-  CollectiveNeed bucket;
-  // Overlapped parameter gather: in the first micro-batch only, the item waits for this
-  // entry of Role::prologue.
-  std::int32_t waits_for_prologue = -1;
+  std::string label;               // what it is, for traces and dependencies: "fwd", "bwd" …
+  // What it waits for besides its stream's previous step: by default the item before it
+  // (in a template, the run's receive for the first item); passes rewire.
+  std::vector<Dep> deps = {Dep::previous()};
 };
 
 // A model chunk: the contiguous layers a stage runs for one virtual stage. Without
@@ -82,29 +143,45 @@ struct Chunk {
   std::vector<Item> backward;  // per micro-batch, in execution order
 };
 
-// One entry of a stream's ordered list for the whole iteration.
+// Where a step's item lives.
+enum class ItemList : std::uint8_t { FORWARD, BACKWARD, PROLOGUE, FLOATING, TAIL, TRANSFER };
+
+// A resolved dependency of a step: an earlier or later step of the same role.
+struct StepDep {
+  std::uint32_t step = 0;
+  Dep::On on = Dep::On::END;
+  bool operator==(const StepDep&) const = default;
+};
+
+// One entry of the role's ordered work for the whole iteration. Steps of one stream run in
+// the order they appear.
 struct Step {
   enum class Kind : std::uint8_t {
-    ITEM,  // an Item of a template (micro_batch ≥ 0), of the prologue or tail (micro_batch −1)
+    ITEM,  // an item of a template (micro_batch ≥ 0) or of a per-iteration list (−1)
     SEND,  // activations (forward) or their gradients (backward) to (peer_stage, peer_chunk)
     RECV,  // marker: steps that depend on it wait for (peer_stage, peer_chunk)'s matching SEND
   };
   Kind kind = Kind::ITEM;
-  Item item;                       // ITEM; SEND uses item.collective.bytes, stream, label
+  ItemList list = ItemList::FORWARD;  // ITEM, SEND (TRANSFER)
+  std::uint32_t index = 0;            // into that list
   Direction direction = Direction::FORWARD;  // which template the step came from
   std::int32_t micro_batch = -1;
   std::int32_t chunk = 0;          // the model chunk of this stage the step belongs to
   std::int32_t peer_stage = -1;    // SEND, RECV
   std::int32_t peer_chunk = 0;     // SEND, RECV
-  std::vector<std::uint32_t> deps; // earlier steps of this role that must end first
+  std::vector<StepDep> deps;       // resolved by the schedule
 };
 
 struct Role {
   std::int32_t stage = 0;
   std::vector<Chunk> chunks;
   std::vector<Segment> segments;
-  std::vector<Item> prologue;  // once per iteration before the first forward (parameter gathers)
-  std::vector<Item> tail;      // once per iteration after the last backward (gradient sync, optimizer)
+  std::vector<Item> prologue;  // once per iteration, first on their streams (parameter gathers)
+  // Once per iteration, each placed on its stream right after the last step it depends on
+  // (a gradient bucket after the last accumulation of its gradients).
+  std::vector<Item> floating;
+  std::vector<Item> tail;      // once per iteration after everything else (gradient sync, optimizer)
+  std::vector<Item> transfers; // the schedule's sends between stages, by Direction
   std::int64_t params = 0;     // parameters held by one rank of this role
   double static_bytes[static_cast<int>(MemClass::COUNT)] = {};  // held for the whole iteration
   std::vector<Step> steps;     // filled by the schedule pass
@@ -112,6 +189,10 @@ struct Role {
   bool has_embedding() const;
   bool has_head() const;
   std::int64_t num_layers() const;
+  const std::vector<Item>& list(ItemList which, std::int32_t chunk) const;
+  std::vector<Item>& list(ItemList which, std::int32_t chunk);
+  // The item a step runs (ITEM and SEND steps).
+  const Item& item(const Step& step) const { return list(step.list, step.chunk)[step.index]; }
 };
 
 struct Program {
@@ -120,6 +201,12 @@ struct Program {
   std::int64_t micro_batches = 1;  // per pipeline per iteration
   std::vector<Role> roles;         // one per pipeline stage
   std::vector<std::string> passes_run;  // pass pipeline as run, e.g. "tensor(8)", "1f1b"
+  // Streams every rank has, declared by the passes that put work on them; the compute
+  // stream is always first.
+  std::vector<std::string> streams = {"compute"};
+
+  // The stream named `name`, declared on first use.
+  std::uint8_t stream(const std::string& name);
 
   // "tensor(8),pipeline(16),data(8),1f1b": echoed in every output.
   std::string pipeline_string() const;

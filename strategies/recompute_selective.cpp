@@ -24,7 +24,8 @@ std::string recompute_selective(Program& program) {
           redo.name = role.segments[it.segment].name + ".recompute";
           Item r;
           r.kind = Item::Kind::COMPUTE;
-          r.cost = Direction::FORWARD;
+          r.cost = Cost::FORWARD;
+          r.deps = {Dep::previous()};
           r.category = Category::RECOMPUTE;
           r.layer = it.layer;
           r.label = "recompute";

@@ -1,23 +1,139 @@
 #include "strategies/detail/schedule_builder.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
+
 namespace trainsim::strategies::detail {
 
-ScheduleBuilder::ScheduleBuilder(const Program& program, Role& role)
+namespace {
+
+constexpr std::uint32_t NO_STEP = 0xffffffffu;
+
+// Where to find the items a Dep::ITEM names: by label, layer, micro-batch (−1 for the
+// per-iteration lists) and template direction, the first and last step carrying one.
+struct ItemKey {
+  std::uint32_t label;
+  std::int32_t layer;
+  std::int32_t micro_batch;
+  std::uint8_t direction;
+  bool operator==(const ItemKey&) const = default;
+};
+struct ItemKeyHash {
+  std::size_t operator()(const ItemKey& k) const {
+    std::uint64_t h = k.label;
+    h = h * 0x9E3779B97F4A7C15ull + static_cast<std::uint32_t>(k.layer);
+    h = h * 0x9E3779B97F4A7C15ull + static_cast<std::uint32_t>(k.micro_batch);
+    h = h * 0x9E3779B97F4A7C15ull + k.direction;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+struct Span {
+  std::uint32_t first = NO_STEP, last = NO_STEP;
+};
+
+class Resolver {
+ public:
+  Resolver(const Role& role, std::int32_t micro_batches) : role_(role), micro_batches_(micro_batches) {}
+
+  void index(const std::vector<Step>& steps) {
+    spans_.clear();
+    for (std::uint32_t s = 0; s < steps.size(); ++s) {
+      const Step& st = steps[s];
+      if (st.kind != Step::Kind::ITEM) continue;
+      const Item& it = role_.item(st);
+      Span& span = spans_[key(it.label, it.layer, st.micro_batch, st.micro_batch < 0 ? Direction::FORWARD : st.direction)];
+      if (span.first == NO_STEP) span.first = s;
+      span.last = s;
+    }
+  }
+
+  // Appends the steps an ITEM dependency of `step` (at position `self`) names.
+  void item_targets(const Step& step, const Item& it, const Dep& d, std::vector<StepDep>& out) const {
+    const std::int32_t layer = it.layer + d.layer_offset;
+    auto add = [&](std::int32_t mb, Direction dir) {
+      const auto label = labels_.find(d.label);
+      if (label == labels_.end()) return;
+      const auto pos = spans_.find({label->second, layer, mb, static_cast<std::uint8_t>(dir)});
+      if (pos == spans_.end()) return;
+      out.push_back({d.on == Dep::On::START ? pos->second.first : pos->second.last, d.on});
+    };
+    switch (d.micro_batch) {
+      case Dep::MicroBatch::SAME:
+        if (step.micro_batch >= 0) add(step.micro_batch + d.micro_batch_offset, d.direction);
+        break;
+      case Dep::MicroBatch::EVERY:
+        for (std::int32_t mb = 0; mb < micro_batches_; ++mb) add(mb, d.direction);
+        break;
+      case Dep::MicroBatch::ITERATION:
+        add(-1, Direction::FORWARD);
+        break;
+    }
+  }
+
+  ItemKey key(const std::string& label, std::int32_t layer, std::int32_t mb, Direction dir) {
+    const auto [pos, fresh] = labels_.try_emplace(label, static_cast<std::uint32_t>(labels_.size()));
+    return {pos->second, layer, mb, static_cast<std::uint8_t>(dir)};
+  }
+
+ private:
+  const Role& role_;
+  std::int32_t micro_batches_;
+  std::unordered_map<std::string, std::uint32_t> labels_;
+  std::unordered_map<ItemKey, Span, ItemKeyHash> spans_;
+};
+
+// A stream runs its steps in order, so of several dependencies on steps of one stream only
+// the one that happens last matters: the latest step, its end over its start.
+void keep_latest_per_stream(const Role& role, const std::vector<Step>& steps, std::vector<StepDep>& deps) {
+  if (deps.size() < 2) return;
+  auto stream_of = [&](std::uint32_t s) -> int {
+    const Step& st = steps[s];
+    return st.kind == Step::Kind::RECV ? -1 : role.item(st).stream;
+  };
+  auto rank = [](const StepDep& d) { return 2 * std::uint64_t{d.step} + (d.on == Dep::On::END ? 1 : 0); };
+  std::sort(deps.begin(), deps.end(), [&](const StepDep& a, const StepDep& b) {
+    const int sa = stream_of(a.step), sb = stream_of(b.step);
+    if (sa != sb) return sa < sb;
+    return rank(a) > rank(b);
+  });
+  std::vector<StepDep> kept;
+  for (std::size_t i = 0; i < deps.size(); ++i) {
+    const int s = stream_of(deps[i].step);
+    if (s >= 0 && i > 0 && stream_of(deps[i - 1].step) == s) continue;
+    if (s < 0 && i > 0 && deps[i - 1] == deps[i]) continue;
+    kept.push_back(deps[i]);
+  }
+  std::sort(kept.begin(), kept.end(), [&](const StepDep& a, const StepDep& b) { return rank(a) < rank(b); });
+  deps = std::move(kept);
+}
+
+}  // namespace
+
+ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
     : role_(role),
       stages_(static_cast<std::int32_t>(program.roles.size())),
       chunks_(static_cast<std::int32_t>(role.chunks.size())),
-      last_micro_batch_(static_cast<std::int32_t>(program.micro_batches - 1)) {
+      micro_batches_(static_cast<std::int32_t>(program.micro_batches)) {
   const TrainingSpec& spec = program.spec;
+  if (stages_ > 1) pp_stream_ = program.stream("pp-comm");
   // Between stages Megatron sends the layer output, 2·b·s·h bytes; with tensor parallelism
   // each rank sends only its 1/t slice (sequence parallelism keeps it sharded; without it
   // the scatter/gather optimization of Narayanan et al. 2021 does the same).
-  boundary_bytes_ = 2.0 * static_cast<double>(spec.micro_batch * spec.sequence * spec.model.hidden) /
-                    static_cast<double>(program.applied.tensor);
-}
-
-std::uint32_t ScheduleBuilder::add(Step step) {
-  role_.steps.push_back(std::move(step));
-  return static_cast<std::uint32_t>(role_.steps.size() - 1);
+  const double boundary_bytes = 2.0 * static_cast<double>(spec.micro_batch * spec.sequence * spec.model.hidden) /
+                                static_cast<double>(program.applied.tensor);
+  role_.transfers.clear();
+  for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
+    Item send;
+    send.kind = Item::Kind::COLLECTIVE;
+    send.collective = {Dim::PIPELINE, hardware::Collective::SEND_RECV, boundary_bytes};
+    send.category = Category::PP_COMM;
+    send.stream = pp_stream_;
+    send.label = dir == Direction::FORWARD ? "pp-send-activations" : "pp-send-gradients";
+    send.deps = {Dep::previous()};  // the run's last item
+    role_.transfers.push_back(std::move(send));
+  }
+  role_.steps.clear();
 }
 
 // Virtual stage c·p + i runs as chunk c of stage i, so activations flow stage i → i+1
@@ -37,64 +153,56 @@ ScheduleBuilder::Peer ScheduleBuilder::upstream(Direction dir, std::int32_t chun
 void ScheduleBuilder::run(Direction dir, std::int32_t mb, std::int32_t chunk) {
   const bool fwd = dir == Direction::FORWARD;
   const Peer from = upstream(dir, chunk);
-  // Downstream is upstream of the other direction.
   const Peer to = upstream(fwd ? Direction::BACKWARD : Direction::FORWARD, chunk);
-  std::int64_t prev = -1;
-  // Every step of this run shares its direction, micro-batch and chunk.
-  auto step = [&](Step::Kind kind) {
-    Step s;
-    s.kind = kind;
-    s.direction = dir;
-    s.micro_batch = mb;
-    s.chunk = chunk;
-    return s;
-  };
+  Step step;
+  step.direction = dir;
+  step.micro_batch = mb;
+  step.chunk = chunk;
+  std::uint32_t recv = NO_STEP;
   if (from.stage >= 0) {
-    Step recv = step(Step::Kind::RECV);
-    recv.peer_stage = from.stage;
-    recv.peer_chunk = from.chunk;
-    prev = add(std::move(recv));
+    Step r = step;
+    r.kind = Step::Kind::RECV;
+    r.peer_stage = from.stage;
+    r.peer_chunk = from.chunk;
+    recv = static_cast<std::uint32_t>(role_.steps.size());
+    role_.steps.push_back(r);
+    list_begin_.push_back(NO_STEP);
+    run_recv_.push_back(NO_STEP);
   }
+  const auto first = static_cast<std::uint32_t>(role_.steps.size());
   const Chunk& c = role_.chunks[static_cast<std::size_t>(chunk)];
-  for (const Item& it : fwd ? c.forward : c.backward) {
-    Step s = step(Step::Kind::ITEM);
-    s.item = it;
-    if (prev >= 0 && it.after_previous) s.deps.push_back(static_cast<std::uint32_t>(prev));
-    if (fwd && mb == 0 && it.waits_for_prologue >= 0)
-      s.deps.push_back(prologue_steps_.at(static_cast<std::size_t>(it.waits_for_prologue)));
-    prev = add(std::move(s));
-    if (!fwd && mb == last_micro_batch_ && it.has_bucket) {
-      Step b = step(Step::Kind::ITEM);
-      b.item.kind = Item::Kind::COLLECTIVE;
-      b.item.collective = it.bucket;
-      b.item.category = Category::DP_COMM;
-      b.item.stream = Stream::DP_COMM;
-      b.item.layer = it.layer;
-      b.item.label = "dp-grad-bucket";
-      b.deps.push_back(static_cast<std::uint32_t>(prev));
-      add(std::move(b));  // the next item does not wait for it
-    }
+  const auto n = static_cast<std::uint32_t>((fwd ? c.forward : c.backward).size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    Step s = step;
+    s.list = fwd ? ItemList::FORWARD : ItemList::BACKWARD;
+    s.index = i;
+    role_.steps.push_back(s);
+    list_begin_.push_back(first);
+    run_recv_.push_back(recv);
   }
   if (to.stage >= 0) {
-    Step send = step(Step::Kind::SEND);
-    send.peer_stage = to.stage;
-    send.peer_chunk = to.chunk;
-    send.item.kind = Item::Kind::COLLECTIVE;
-    send.item.collective = {Dim::PIPELINE, hardware::Collective::SEND_RECV, boundary_bytes_};
-    send.item.category = Category::PP_COMM;
-    send.item.stream = Stream::PP_COMM;
-    send.item.label = fwd ? "pp-send-activations" : "pp-send-gradients";
-    if (prev >= 0) send.deps.push_back(static_cast<std::uint32_t>(prev));
-    add(std::move(send));
+    Step s = step;
+    s.kind = Step::Kind::SEND;
+    s.list = ItemList::TRANSFER;
+    s.index = static_cast<std::uint32_t>(dir);
+    s.peer_stage = to.stage;
+    s.peer_chunk = to.chunk;
+    // A send's PREVIOUS is the run's last item (kept in list_begin_).
+    list_begin_.push_back(n > 0 ? static_cast<std::uint32_t>(role_.steps.size() - 1) : NO_STEP);
+    role_.steps.push_back(s);
+    run_recv_.push_back(recv);
   }
 }
 
 void ScheduleBuilder::prologue() {
-  for (const Item& it : role_.prologue) {
+  const auto first = static_cast<std::uint32_t>(role_.steps.size());
+  for (std::uint32_t i = 0; i < role_.prologue.size(); ++i) {
     Step s;
-    s.kind = Step::Kind::ITEM;
-    s.item = it;
-    prologue_steps_.push_back(add(std::move(s)));
+    s.list = ItemList::PROLOGUE;
+    s.index = i;
+    role_.steps.push_back(s);
+    list_begin_.push_back(first);
+    run_recv_.push_back(NO_STEP);
   }
 }
 
@@ -102,29 +210,121 @@ void ScheduleBuilder::forward(std::int32_t mb, std::int32_t chunk) { run(Directi
 void ScheduleBuilder::backward(std::int32_t mb, std::int32_t chunk) { run(Direction::BACKWARD, mb, chunk); }
 
 void ScheduleBuilder::tail() {
-  // The first tail item waits for the last step of every stream: the last backward, and
-  // every transfer and gradient bucket still in flight; each later one for the tail item
-  // before it.
-  std::int64_t last[STREAMS_PER_DEVICE];
-  for (auto& l : last) l = -1;
-  for (std::size_t i = 0; i < role_.steps.size(); ++i)
-    if (role_.steps[i].kind != Step::Kind::RECV)
-      last[static_cast<std::size_t>(role_.steps[i].item.stream)] = static_cast<std::int64_t>(i);
-  std::int64_t prev = -1;
-  for (const Item& it : role_.tail) {
-    Step s;
-    s.kind = Step::Kind::ITEM;
-    s.item = it;
-    s.direction = Direction::BACKWARD;
-    s.micro_batch = -1;
-    if (prev >= 0) {
-      s.deps.push_back(static_cast<std::uint32_t>(prev));
-    } else {
-      for (auto l : last)
-        if (l >= 0) s.deps.push_back(static_cast<std::uint32_t>(l));
+  std::vector<Step>& steps = role_.steps;
+  Resolver resolver(role_, micro_batches_);
+  resolver.index(steps);
+
+  // 1. Floating items go right after the last step they depend on (after the prologue
+  //    when they depend on nothing placed), in list order.
+  const auto prologue_end = static_cast<std::int64_t>(role_.prologue.size()) - 1;
+  std::vector<std::int64_t> after(role_.floating.size(), prologue_end);
+  std::vector<StepDep> found;
+  for (std::size_t f = 0; f < role_.floating.size(); ++f) {
+    const Item& it = role_.floating[f];
+    Step probe;
+    probe.list = ItemList::FLOATING;
+    probe.index = static_cast<std::uint32_t>(f);
+    for (const Dep& d : it.deps) {
+      if (d.target == Dep::Target::PREVIOUS && f >= static_cast<std::size_t>(d.offset))
+        after[f] = std::max(after[f], after[f - static_cast<std::size_t>(d.offset)]);
+      if (d.target != Dep::Target::ITEM) continue;
+      found.clear();
+      resolver.item_targets(probe, it, d, found);
+      for (const StepDep& t : found) after[f] = std::max(after[f], static_cast<std::int64_t>(t.step));
     }
-    prev = add(std::move(s));
   }
+  std::vector<std::uint32_t> order_floating(role_.floating.size());
+  for (std::uint32_t f = 0; f < order_floating.size(); ++f) order_floating[f] = f;
+  std::stable_sort(order_floating.begin(), order_floating.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return after[a] < after[b]; });
+
+  std::vector<Step> placed;
+  std::vector<std::uint32_t> begin, recv;
+  placed.reserve(steps.size() + role_.floating.size() + role_.tail.size());
+  std::vector<std::uint32_t> new_of_old(steps.size());
+  std::vector<std::uint32_t> floating_step(role_.floating.size(), NO_STEP);
+  std::size_t next_floating = 0;
+  auto place_floating_after = [&](std::int64_t pos) {
+    while (next_floating < order_floating.size() && after[order_floating[next_floating]] <= pos) {
+      const std::uint32_t f = order_floating[next_floating++];
+      Step s;
+      s.list = ItemList::FLOATING;
+      s.index = f;
+      floating_step[f] = static_cast<std::uint32_t>(placed.size());
+      placed.push_back(s);
+      begin.push_back(NO_STEP);
+      recv.push_back(NO_STEP);
+    }
+  };
+  place_floating_after(-1);
+  for (std::uint32_t s = 0; s < steps.size(); ++s) {
+    new_of_old[s] = static_cast<std::uint32_t>(placed.size());
+    placed.push_back(std::move(steps[s]));
+    begin.push_back(list_begin_[s]);
+    recv.push_back(run_recv_[s]);
+    place_floating_after(s);
+  }
+  place_floating_after(static_cast<std::int64_t>(steps.size()));
+  // `begin` stays in the old numbering (a run's items were consecutive there).
+  for (auto& r : recv)
+    if (r != NO_STEP) r = new_of_old[r];
+
+  // 2. The tail, after everything.
+  const auto tail_first = static_cast<std::uint32_t>(placed.size());
+  for (std::uint32_t i = 0; i < role_.tail.size(); ++i) {
+    Step s;
+    s.list = ItemList::TAIL;
+    s.index = i;
+    s.direction = Direction::BACKWARD;
+    placed.push_back(s);
+    begin.push_back(NO_STEP);
+    recv.push_back(NO_STEP);
+  }
+  steps = std::move(placed);
+
+  // 3. Every dependency to steps.
+  resolver.index(steps);
+  std::vector<std::uint32_t> last_on_stream;
+  for (std::uint32_t s = 0; s < steps.size(); ++s) {
+    Step& st = steps[s];
+    if (st.kind == Step::Kind::RECV) continue;
+    const Item& it = role_.item(st);
+    std::vector<StepDep> deps;
+    for (const Dep& d : it.deps) {
+      switch (d.target) {
+        case Dep::Target::PREVIOUS: {
+          const auto k = static_cast<std::uint32_t>(d.offset);
+          if (st.list == ItemList::FLOATING) {
+            if (st.index >= k) deps.push_back({floating_step[st.index - k], d.on});
+          } else if (st.list == ItemList::TAIL) {
+            if (st.index >= k) deps.push_back({tail_first + st.index - k, d.on});
+          } else if (st.kind == Step::Kind::SEND) {
+            if (begin[s] != NO_STEP) deps.push_back({new_of_old[begin[s]], d.on});
+            else if (recv[s] != NO_STEP) deps.push_back({recv[s], Dep::On::END});
+          } else if (st.index >= k) {
+            deps.push_back({new_of_old[begin[s] + st.index - k], d.on});
+          } else if (recv[s] != NO_STEP) {
+            deps.push_back({recv[s], Dep::On::END});  // before the template: what the run receives
+          }
+          break;
+        }
+        case Dep::Target::ITEM:
+          resolver.item_targets(st, it, d, deps);
+          break;
+        case Dep::Target::EVERY_STREAM:
+          for (const std::uint32_t l : last_on_stream)
+            if (l != NO_STEP) deps.push_back({l, Dep::On::END});
+          break;
+      }
+    }
+    std::erase_if(deps, [&](const StepDep& d) { return d.step == s; });
+    keep_latest_per_stream(role_, steps, deps);
+    st.deps = std::move(deps);
+    if (last_on_stream.size() <= it.stream) last_on_stream.resize(it.stream + 1u, NO_STEP);
+    last_on_stream[it.stream] = s;
+  }
+  list_begin_.clear();
+  run_recv_.clear();
 }
 
 }  // namespace trainsim::strategies::detail

@@ -33,9 +33,10 @@ std::string zero_1(Program& program) {
           gather.collective = {Dim::DATA, hardware::Collective::ALL_GATHER,
                                static_cast<double>(role.params) * sb.weights};
           gather.category = Category::DP_COMM;
-          gather.stream = Stream::DP_COMM;
+          gather.stream = program.stream("dp-comm");
           gather.layer = it.layer;
           gather.label = "dp-param-allgather";
+          gather.deps = {Dep::every_stream()};
           tail.push_back(gather);
         }
         continue;

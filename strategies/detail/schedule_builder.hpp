@@ -1,8 +1,8 @@
 #pragma once
-// Shared by the schedule passes: appends one micro-batch's forward or backward of one
-// model chunk (with the receive/send around it), the prologue or the tail to a role's
-// steps, wiring the dependencies every schedule needs. A schedule pass only decides the
-// order.
+// Shared by the schedule passes: appends the prologue, one micro-batch's forward or
+// backward of one model chunk (with the receive/send around it) and the tail to a role's
+// steps, then places the floating items and resolves every item's dependencies (Dep) to
+// steps. A schedule pass only decides the order of the runs.
 #include <cstdint>
 #include <vector>
 
@@ -12,26 +12,29 @@ namespace trainsim::strategies::detail {
 
 class ScheduleBuilder {
  public:
-  ScheduleBuilder(const Program& program, Role& role);
+  ScheduleBuilder(Program& program, Role& role);
   void prologue();
   void forward(std::int32_t micro_batch, std::int32_t chunk = 0);
   void backward(std::int32_t micro_batch, std::int32_t chunk = 0);
+  // Places the floating items and the tail, and resolves every dependency.
   void tail();
 
  private:
   struct Peer {
     std::int32_t stage = -1, chunk = 0;
   };
-  std::uint32_t add(Step step);
   void run(Direction dir, std::int32_t micro_batch, std::int32_t chunk);
   Peer upstream(Direction dir, std::int32_t chunk) const;  // who sends to this chunk
 
   Role& role_;
   std::int32_t stages_;
   std::int32_t chunks_;
-  std::int32_t last_micro_batch_;
-  double boundary_bytes_;  // activation tensor sent between stages
-  std::vector<std::uint32_t> prologue_steps_;
+  std::int32_t micro_batches_;
+  std::uint8_t pp_stream_ = 0;
+  // Per step: where its list starts in the steps (a run's first item, or the list's
+  // first step), and the run's receive (or none), for PREVIOUS dependencies.
+  std::vector<std::uint32_t> list_begin_;
+  std::vector<std::uint32_t> run_recv_;
 };
 
 }  // namespace trainsim::strategies::detail

@@ -38,13 +38,13 @@ std::vector<std::uint32_t> owners(const Cluster& c, const std::vector<std::uint3
   return out;
 }
 
-// 8 DGX H100 nodes under one leaf per rail: 64 GPUs × (NVLink up/down + NIC up/down) and
-// 8 leaves × (up + down).
+// 8 DGX H100 nodes under one leaf per rail: 64 GPUs × (NVLink up/down + NIC up/down +
+// PCIe to and from the host) and 8 leaves × (up + down).
 TEST(Cluster, LinkCountsAndCapacities) {
   const Cluster c = make_cluster("dgx-h100", 8);
   EXPECT_EQ(c.num_gpus(), 64u);
-  ASSERT_EQ(c.links().size(), 4u * 64 + 2u * 8);
-  int count[6] = {};
+  ASSERT_EQ(c.links().size(), 6u * 64 + 2u * 8);
+  int count[8] = {};
   for (const auto& l : c.links()) {
     ++count[static_cast<int>(l.kind)];
     switch (l.kind) {
@@ -62,6 +62,10 @@ TEST(Cluster, LinkCountsAndCapacities) {
       case LinkKind::LEAF_DOWN:
         EXPECT_DOUBLE_EQ(l.bytes_per_s, 8 * 400e9 / 8 * 0.94);  // 8 NICs under each rail leaf
         break;
+      case LinkKind::PCIE_D2H:
+      case LinkKind::PCIE_H2D:
+        EXPECT_DOUBLE_EQ(l.bytes_per_s, c.gpu().pcie_bytes_per_s().value());
+        break;
     }
   }
   EXPECT_EQ(count[static_cast<int>(LinkKind::NVLINK_UP)], 64);
@@ -70,6 +74,11 @@ TEST(Cluster, LinkCountsAndCapacities) {
   EXPECT_EQ(count[static_cast<int>(LinkKind::NIC_DOWN)], 64);
   EXPECT_EQ(count[static_cast<int>(LinkKind::LEAF_UP)], 8);
   EXPECT_EQ(count[static_cast<int>(LinkKind::LEAF_DOWN)], 8);
+  EXPECT_EQ(count[static_cast<int>(LinkKind::PCIE_D2H)], 64);
+  EXPECT_EQ(count[static_cast<int>(LinkKind::PCIE_H2D)], 64);
+  // A GPU's copies to and from its host cross its own PCIe link, one per direction.
+  EXPECT_EQ(c.links()[c.host_route(9, true).at(0)].kind, LinkKind::PCIE_D2H);
+  EXPECT_EQ(c.links()[c.host_route(9, false).at(0)].owner, 9u);
 
   const auto net = c.network();
   ASSERT_EQ(net.capacity_bytes_per_s.size(), c.links().size());

@@ -15,7 +15,7 @@ namespace {
 std::vector<std::pair<char, int>> order_of(const Role& role) {
   std::vector<std::pair<char, int>> out;
   for (const auto& s : role.steps) {
-    if (s.kind != Step::Kind::ITEM || s.micro_batch < 0 || s.item.kind != Item::Kind::COMPUTE) continue;
+    if (s.kind != Step::Kind::ITEM || s.micro_batch < 0 || role.item(s).kind != Item::Kind::COMPUTE) continue;
     const char d = s.direction == Direction::FORWARD ? 'F' : 'B';
     if (out.empty() || out.back() != std::make_pair(d, static_cast<int>(s.micro_batch))) out.emplace_back(d, s.micro_batch);
   }
@@ -57,7 +57,7 @@ std::int64_t uniform_makespan(const char* schedule, int p, int m, int v) {
       chunk.forward[0].segment = 0;
       chunk.backward = {Item{}};
       chunk.backward[0].segment = 1;
-      chunk.backward[0].cost = Direction::BACKWARD;
+      chunk.backward[0].cost = Cost::BACKWARD;
     }
     role.tail.clear();
     role.prologue.clear();
