@@ -240,4 +240,52 @@ ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
   return out;
 }
 
+namespace {
+
+// Per link, how many of the groups' flows cross it (max-min fairness shares a link
+// between flows, whatever each carries).
+std::vector<double> flows_per_link(const Cluster& cluster, Collective c, std::span<const std::vector<std::uint32_t>> groups) {
+  std::vector<double> count(cluster.links().size(), 0.0);
+  for (const auto& g : groups) {
+    const Decomposition d = decompose(cluster, c, g);
+    for (const auto& f : d.pattern.flows)
+      for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) count[d.pattern.route_links[i]] += 1;
+  }
+  return count;
+}
+
+}  // namespace
+
+double interference_slowdown(const Cluster& cluster, Collective a, std::span<const std::vector<std::uint32_t>> groups_a,
+                             Collective b, std::span<const std::vector<std::uint32_t>> groups_b) {
+  const std::vector<double> la = flows_per_link(cluster, a, groups_a), lb = flows_per_link(cluster, b, groups_b);
+  const auto& links = cluster.links();
+  constexpr double INF = std::numeric_limits<double>::infinity();
+  double alone = INF, shared_level = INF;
+  bool a_fixed_first = false, b_fixed_first = false;
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    if (la[l] > 0) alone = std::min(alone, links[l].bytes_per_s / la[l]);
+    const double load = la[l] + lb[l];
+    if (load <= 0) continue;
+    const double level = links[l].bytes_per_s / load;
+    if (level < shared_level) {
+      shared_level = level;
+      a_fixed_first = la[l] > 0;
+      b_fixed_first = lb[l] > 0;
+    } else if (level == shared_level) {
+      a_fixed_first = a_fixed_first || la[l] > 0;
+      b_fixed_first = b_fixed_first || lb[l] > 0;
+    }
+  }
+  if (!(alone < INF)) return 0.0;  // `a` moves nothing over links
+  double rate = shared_level;
+  if (!a_fixed_first && b_fixed_first) {
+    // `b` saturates a link of its own first; `a` takes what `b` leaves on its links.
+    rate = INF;
+    for (std::size_t l = 0; l < links.size(); ++l)
+      if (la[l] > 0) rate = std::min(rate, (links[l].bytes_per_s - lb[l] * shared_level) / la[l]);
+  }
+  return rate > 0 ? std::max(0.0, alone / rate - 1.0) : 0.0;
+}
+
 }  // namespace trainsim::hardware

@@ -49,4 +49,12 @@ struct ClosedForm {
 ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
                                  std::span<const std::vector<std::uint32_t>> groups);
 
+// How much longer collective `a` (its symmetric groups) moves its bytes while `b` runs
+// beside it on shared links (a tensor-parallel all-reduce on NVLink while a data-parallel
+// ring also crosses NVLink): 0 when they share no link. Every flow of either runs at once and
+// the links are shared max-min fairly between flows (progressive filling); `a` is as slow as
+// its slowest flow.
+double interference_slowdown(const Cluster& cluster, Collective a, std::span<const std::vector<std::uint32_t>> groups_a,
+                             Collective b, std::span<const std::vector<std::uint32_t>> groups_b);
+
 }  // namespace trainsim::hardware

@@ -56,6 +56,7 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
   size_ok(p.free_bytes.size(), "free_bytes");
   size_ok(p.mem_on_host.size(), "mem_on_host");
   size_ok(p.contention_share.size(), "contention_share");
+  size_ok(p.link_slowdown.size(), "link_slowdown");
   if (n >= NONE) {
     out.add([&] { return "the plan has " + std::to_string(n) + " tasks; task ids must stay below 2^32 - 1"; });
   }
@@ -117,6 +118,9 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
       }
     } else {
       out.add([&] { return task_name(p, t) + " has an unknown kind " + std::to_string(static_cast<int>(p.kind[t])); });
+    }
+    if (!(p.link_slowdown[t] >= 0.0f) || !std::isfinite(p.link_slowdown[t])) {
+      out.add([&] { return task_name(p, t) + " has link_slowdown " + std::to_string(p.link_slowdown[t]) + " (must be >= 0)"; });
     }
     if (!(p.contention_share[t] >= 0.0f && p.contention_share[t] <= 1.0f)) {
       out.add([&] { return task_name(p, t) + " has contention_share " + std::to_string(p.contention_share[t]) +
@@ -296,6 +300,7 @@ TaskId PlanBuilder::add_task(const TaskSpec& spec, TaskKind k) {
   plan_.free_bytes.push_back(spec.free_bytes);
   plan_.mem_on_host.push_back(spec.mem_on_host ? 1 : 0);
   plan_.contention_share.push_back(spec.contention_share);
+  plan_.link_slowdown.push_back(spec.link_slowdown);
   return id;
 }
 

@@ -21,7 +21,8 @@
 //    list (start_succ): a prefetch issued when a layer starts;
 //  * a COMPUTE task on the contended stream progresses 1/(1 + contention_slowdown ×
 //    contention_share) as fast while communication of its device runs on another stream
-//    (share < 1: a task that folds computation with communication of its own);
+//    (share < 1: a task that folds computation with communication of its own), and by
+//    link_slowdown more while an instance that shares_links runs;
 //  * memory: a task adds `alloc_bytes` to its device's (or, with mem_on_host, its device's
 //    host's) `mem_class` when it starts and removes `free_bytes` from it when it ends.
 #include <cstdint>
@@ -65,6 +66,9 @@ struct CommInstance {
   // Share of the pattern's latency this instance pays: a collective cut into k pipelined
   // pieces pays its per-step latency once in all, 1/k per piece.
   double latency_scale = 1.0;
+  // Shares links with the communication that compute tasks of its devices fold in (fast
+  // fidelity): while it runs, those run their link_slowdown slower.
+  bool shares_links = false;
 };
 
 // The network the flows run on: directed links with a capacity (bytes/s).
@@ -100,6 +104,9 @@ struct Plan {
   std::vector<std::int64_t> free_bytes;   // at end
   std::vector<std::uint8_t> mem_on_host;  // 1: alloc/free go to the device's host
   std::vector<float> contention_share;    // COMPUTE: share of its work that contention slows
+  // COMPUTE: further slowdown while its device communicates on another stream, for the
+  // communication a task folds in that shares links with that other communication.
+  std::vector<float> link_slowdown;
 
   // CSR successors: succ[succ_offset[t] .. succ_offset[t+1]).
   std::vector<std::uint32_t> succ_offset;
@@ -152,6 +159,7 @@ class PlanBuilder {
     std::int64_t free_bytes = 0;
     bool mem_on_host = false;
     float contention_share = 1.0f;
+    float link_slowdown = 0.0f;
   };
   TaskId add_compute(const TaskSpec& spec, Time duration);
   TaskId add_comm_task(const TaskSpec& spec, std::uint32_t comm);

@@ -63,11 +63,15 @@ class Engine {
   [[noreturn]] void report_deadlock() const;
   // Contention between a device's computation and its communication.
   bool contended(TaskId t) const {
-    return plan_.contention_slowdown > 0 && plan_.kind[t] == TaskKind::COMPUTE &&
-           plan_.stream[t] == plan_.contended_stream && plan_.contention_share[t] > 0.0f;
+    return tracks_contention_ && plan_.kind[t] == TaskKind::COMPUTE && plan_.stream[t] == plan_.contended_stream &&
+           (plan_.contention_share[t] > 0.0f || plan_.link_slowdown[t] > 0.0f);
   }
-  double contended_rate(TaskId t) const {
-    return 1.0 / (1.0 + plan_.contention_slowdown * static_cast<double>(plan_.contention_share[t]));
+  // The rate of contended compute task t on device d, given the communication running there.
+  double rate(TaskId t, std::uint32_t d) const {
+    double slowdown = 1.0;
+    if (active_comm_[d] > 0) slowdown += plan_.contention_slowdown * static_cast<double>(plan_.contention_share[t]);
+    if (active_link_comm_[d] > 0) slowdown += static_cast<double>(plan_.link_slowdown[t]);
+    return 1.0 / slowdown;
   }
   void schedule_compute_end(std::uint32_t device);
   void change_comm_activity(TaskId comm_task, int delta);
@@ -80,6 +84,8 @@ class Engine {
 
   const Plan& plan_;
   const SimulateOptions& options_;
+  // Whether any compute runs slower beside communication (per-device activity is tracked).
+  bool tracks_contention_ = false;
   FlowNetwork net_;
   EventQueue queue_;
   Timeline tl_;
@@ -101,6 +107,7 @@ class Engine {
   // streams than the contended one, the contended compute task running (NONE if none), its
   // uncontended work left (ps) as of `since_`.
   std::vector<std::uint32_t> active_comm_;
+  std::vector<std::uint32_t> active_link_comm_;  // of those, instances with shares_links
   std::vector<TaskId> running_compute_;
   std::vector<double> work_left_ps_;
   std::vector<Time> since_;
@@ -109,22 +116,25 @@ class Engine {
 
 void Engine::schedule_compute_end(std::uint32_t d) {
   const TaskId t = running_compute_[d];
-  const double rate = active_comm_[d] > 0 ? contended_rate(t) : 1.0;
-  const Time end = now_ + Time::from_ps(static_cast<std::int64_t>(std::ceil(work_left_ps_[d] / rate)));
+  const Time end = now_ + Time::from_ps(static_cast<std::int64_t>(std::ceil(work_left_ps_[d] / rate(t, d))));
   expected_end_[t] = end;
   queue_.push(end, TASK_END, t);  // an earlier event for t is now stale
 }
 
 void Engine::change_comm_activity(TaskId c, int delta) {
   const std::uint32_t d = plan_.device[c];
-  if (plan_.contention_slowdown <= 0 || plan_.stream[c] == plan_.contended_stream ||
+  if (!tracks_contention_ || plan_.stream[c] == plan_.contended_stream ||
       plan_.kind[c] != TaskKind::COMM)
     return;
-  const std::uint32_t before = active_comm_[d];
+  const TaskId running = running_compute_[d];
+  const double old_rate = running != NONE ? rate(running, d) : 1.0;
+  const std::uint32_t before = active_comm_[d], before_link = active_link_comm_[d];
   active_comm_[d] = static_cast<std::uint32_t>(static_cast<int>(before) + delta);
-  if ((before == 0) == (active_comm_[d] == 0) || running_compute_[d] == NONE) return;
+  if (plan_.comms[plan_.comm[c]].shares_links)
+    active_link_comm_[d] = static_cast<std::uint32_t>(static_cast<int>(before_link) + delta);
+  const bool changed = (before == 0) != (active_comm_[d] == 0) || (before_link == 0) != (active_link_comm_[d] == 0);
+  if (!changed || running == NONE) return;
   // The running computation changes speed: book what it did at the old rate.
-  const double old_rate = before > 0 ? contended_rate(running_compute_[d]) : 1.0;
   work_left_ps_[d] = std::max(0.0, work_left_ps_[d] - static_cast<double>((now_ - since_[d]).ps) * old_rate);
   since_[d] = now_;
   schedule_compute_end(d);
@@ -132,6 +142,8 @@ void Engine::change_comm_activity(TaskId c, int delta) {
 
 void Engine::prepare() {
   const std::size_t n = plan_.size();
+  tracks_contention_ = plan_.contention_slowdown > 0 ||
+                       std::any_of(plan_.link_slowdown.begin(), plan_.link_slowdown.end(), [](float s) { return s > 0; });
   pending_.assign(n, 0);
   for (const TaskId s : plan_.succ) ++pending_[s];
   for (const TaskId s : plan_.start_succ) ++pending_[s];
@@ -165,8 +177,9 @@ void Engine::prepare() {
   arrived_.assign(nc, 0);
   flows_left_.assign(nc, 0);
 
-  if (plan_.contention_slowdown > 0) {
+  if (tracks_contention_) {
     active_comm_.assign(plan_.num_devices, 0);
+    active_link_comm_.assign(plan_.num_devices, 0);
     running_compute_.assign(plan_.num_devices, NONE);
     work_left_ps_.assign(plan_.num_devices, 0.0);
     since_.assign(plan_.num_devices, Time::zero());
@@ -295,7 +308,7 @@ void Engine::finish_task(TaskId t) {
   state_[t] = DONE;
   tl_.end[t] = now_;
   ++tasks_done_;
-  if (plan_.contention_slowdown > 0) {
+  if (tracks_contention_) {
     if (plan_.kind[t] == TaskKind::COMM) change_comm_activity(t, -1);
     else if (contended(t)) running_compute_[plan_.device[t]] = NONE;
   }

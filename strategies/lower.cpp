@@ -94,6 +94,7 @@ struct Folded {
   Parts parts{};
   std::int64_t alloc_bytes = 0, free_bytes = 0;
   float contention_share = 1.0f;
+  float link_slowdown = 0.0f;
 };
 
 }  // namespace
@@ -142,6 +143,7 @@ class Lowering {
   sim::Time compute_time(const Item& it, std::int64_t stage);
   hardware::ClosedForm symmetric(Dim dim, hardware::Collective op, const RankCoord& c);
   hardware::ClosedForm symmetric_send(std::int64_t stage, std::int64_t peer);
+  double tp_interference(std::int64_t stage);
   sim::Time closed_form(const CollectiveNeed& need, const RankCoord& c);
   sim::Time copy_time(const Item& it, std::uint32_t rank);
   std::vector<FoldGroup> fold_groups(const Role& role) const;
@@ -158,6 +160,7 @@ class Lowering {
   std::map<std::tuple<std::size_t, std::uint32_t, int>, sim::Time> compute_cache_;  // (stage, segment, cost)
   std::map<std::tuple<int, std::int64_t, int>, hardware::ClosedForm> closed_form_cache_;  // (dim, stage, op)
   std::map<std::pair<std::int64_t, std::int64_t>, hardware::ClosedForm> send_cache_;      // (stage, peer)
+  std::map<std::int64_t, double> interference_cache_;                                       // stage
   std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
 };
 
@@ -186,6 +189,19 @@ hardware::ClosedForm Lowering::symmetric_send(std::int64_t stage, std::int64_t p
     for (std::int64_t d = 0; d < l_.data; ++d)
       for (std::int64_t t = 0; t < l_.tensor; ++t) pairs.push_back({rank_of(l_, {t, d, stage}), rank_of(l_, {t, d, peer})});
     pos->second = hardware::symmetric_closed_form(cluster_, hardware::Collective::SEND_RECV, pairs);
+  }
+  return pos->second;
+}
+
+// How much slower the stage's tensor-parallel collectives move data while its data-parallel
+// collectives share their links (both as their whole symmetric traffic).
+double Lowering::tp_interference(std::int64_t stage) {
+  auto [pos, fresh] = interference_cache_.try_emplace(stage, 0.0);
+  if (fresh && l_.tensor > 1 && l_.data > 1) {
+    const RankCoord c{0, 0, stage};
+    pos->second = hardware::interference_slowdown(
+        cluster_, hardware::Collective::ALL_REDUCE, symmetric_groups(l_, Dim::TENSOR, c, stages_),
+        hardware::Collective::ALL_REDUCE, symmetric_groups(l_, Dim::DATA, c, stages_));
   }
   return pos->second;
 }
@@ -345,8 +361,12 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
     prev = t;
     (kind == 0 ? computing : communicating) += delta;
   }
-  f.contention_share =
-      tl.makespan.ps > 0 ? static_cast<float>(static_cast<double>(alone.ps) / static_cast<double>(tl.makespan.ps)) : 0.0f;
+  const double total = static_cast<double>(tl.makespan.ps);
+  f.contention_share = total > 0 ? static_cast<float>(static_cast<double>(alone.ps) / total) : 0.0f;
+  // The time the group spends on its tensor-parallel transfers stretches as they do when
+  // data-parallel traffic shares their links.
+  const double tp_share = total > 0 ? static_cast<double>(f.parts[static_cast<int>(Category::TP_COMM)].ps) / total : 0.0;
+  f.link_slowdown = static_cast<float>(tp_share * tp_interference(c.stage));
   // Memory: what the group holds at its high-water mark (booked at its start) and what it
   // leaves behind (the rest freed at its end).
   std::int64_t net = 0;
@@ -454,6 +474,7 @@ Lowered Lowering::run() {
           ts.alloc_bytes = f.alloc_bytes;
           ts.free_bytes = f.free_bytes;
           ts.contention_share = f.contention_share;
+          ts.link_slowdown = f.link_slowdown;
           const std::uint32_t task = b.add_compute(ts, f.duration);
           if (out.parts_of_task.size() <= task) out.parts_of_task.resize(task + 1, sim::NONE);
           out.parts_of_task[task] = static_cast<std::uint32_t>(out.parts.size());
@@ -519,6 +540,7 @@ Lowered Lowering::run() {
           inst.pattern = pp->second;
         } else {
           inst.fixed_duration = closed_form(it.collective, c);
+          inst.shares_links = it.collective.dim == Dim::DATA && tp_interference(c.stage) > 0;
         }
         pos->second = b.add_comm(inst);
       }
