@@ -1,0 +1,314 @@
+// The Program's one dependency mechanism (Dep) expresses what the strategies to come need,
+// checked here at the Program level and then in the simulated timeline of both fidelities:
+// a ZeRO-3 parameter gather prefetched d layers ahead, gradient buckets after the last
+// accumulation whatever the schedule, activation copies to host with a prefetch before
+// their backward, and a backward split into input-gradient (B) and weight-gradient (W)
+// items. Plus the two wrong results the old per-pass flags gave.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <numeric>
+#include <string>
+
+#include "sim/simulate.hpp"
+#include "strategies/analysis.hpp"
+#include "strategies/detail/buckets.hpp"
+#include "strategies/lower.hpp"
+#include "strategies/registry.hpp"
+#include "tests/strategies/fixtures.hpp"
+
+namespace trainsim::strategies {
+namespace {
+
+// A program with layout passes applied and no schedule yet.
+Program unscheduled(const TrainingSpec& spec) {
+  Program p = initial_program(spec);
+  for (const char* name : {"tensor", "pipeline", "data"}) EXPECT_EQ(find_pass(name)->run(p), "") << name;
+  return p;
+}
+
+// Step of the item labelled `label` of `layer` in micro-batch `mb`'s `dir` run (first or last such step).
+std::uint32_t find_step(const Role& role, const std::string& label, std::int32_t layer, std::int32_t mb, Direction dir,
+                        bool last = false) {
+  std::uint32_t found = sim::NONE;
+  for (std::uint32_t s = 0; s < role.steps.size(); ++s) {
+    const Step& st = role.steps[s];
+    if (st.kind != Step::Kind::ITEM || st.micro_batch != mb || (mb >= 0 && st.direction != dir)) continue;
+    const Item& it = role.item(st);
+    if (it.label != label || it.layer != layer) continue;
+    if (found == sim::NONE || last) found = s;
+  }
+  return found;
+}
+
+bool has_dep(const Step& st, std::uint32_t target, Dep::On on) {
+  for (const StepDep& d : st.deps)
+    if (d.step == target && d.on == on) return true;
+  return false;
+}
+
+struct Simulated {
+  Lowered lowered;
+  sim::Timeline timeline;
+};
+Simulated simulate(const Program& p, Fidelity f, std::int64_t gpus) {
+  const auto cluster = testing::a100_cluster(gpus);
+  Simulated r{lower(p, cluster, testing::a100_cost(), f), {}};
+  r.timeline = sim::simulate(r.lowered.plan, r.lowered.network);
+  return r;
+}
+
+// The plan task of a step on device 0 in full fidelity: tasks are emitted in step order,
+// one per non-receive step.
+sim::TaskId task_of(const Role& role, std::uint32_t step) {
+  sim::TaskId t = 0;
+  for (std::uint32_t s = 0; s < step; ++s) t += role.steps[s].kind != Step::Kind::RECV;
+  return t;
+}
+
+TEST(Dependencies, Zero3GatherPrefetchedDLayersAhead) {
+  // ZeRO-3: before layer l's forward (and backward), its parameters are all-gathered over
+  // data parallel; with prefetch depth d the gather of layer l is issued when layer l − d
+  // starts, in every micro-batch and in both directions.
+  const std::int32_t d = 2;
+  Program p = unscheduled(testing::gpt_spec(1, 1, 2, 4));
+  const std::uint8_t dp = p.stream("dp-comm");
+  for (auto& role : p.roles)
+    for (auto& chunk : role.chunks)
+      for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
+        auto& items = dir == Direction::FORWARD ? chunk.forward : chunk.backward;
+        const char* compute = dir == Direction::FORWARD ? "fwd" : "bwd";
+        std::vector<Item> out;
+        for (Item it : items) {
+          if (it.kind == Item::Kind::COMPUTE && it.layer >= 0 && it.layer < 24 &&
+              (out.empty() || out.back().layer != it.layer || out.back().label == "zero3-gather")) {
+            Item g;
+            g.kind = Item::Kind::COLLECTIVE;
+            g.collective = {Dim::DATA, hardware::Collective::ALL_GATHER, 50e6};
+            g.category = Category::DP_COMM;
+            g.stream = dp;
+            g.layer = it.layer;
+            g.label = "zero3-gather";
+            // Issued when the layer d ahead in this direction's order starts.
+            g.deps = {Dep::item(compute, dir, dir == Direction::FORWARD ? -d : d, Dep::On::START)};
+            out.push_back(g);
+            it.deps.push_back(Dep::item("zero3-gather", dir, 0, Dep::On::END));
+          }
+          out.push_back(it);
+        }
+        items = std::move(out);
+      }
+  ASSERT_EQ(find_pass("1f1b")->run(p), "");
+  const Role& role = p.roles[0];
+  for (std::int32_t mb = 0; mb < 2; ++mb)
+    for (std::int32_t l = 0; l < 24; ++l) {
+      const std::uint32_t g = find_step(role, "zero3-gather", l, mb, Direction::FORWARD);
+      const std::uint32_t f = find_step(role, "fwd", l, mb, Direction::FORWARD);
+      ASSERT_NE(g, sim::NONE);
+      EXPECT_TRUE(has_dep(role.steps[f], g, Dep::On::END)) << "layer " << l << " waits for its gather";
+      if (l >= d) {
+        EXPECT_TRUE(has_dep(role.steps[g], find_step(role, "fwd", l - d, mb, Direction::FORWARD), Dep::On::START))
+            << "gather of layer " << l << " issued when layer " << l - d << " starts";
+      }
+      const std::uint32_t gb = find_step(role, "zero3-gather", l, mb, Direction::BACKWARD);
+      if (l + d < 24)
+        EXPECT_TRUE(has_dep(role.steps[gb], find_step(role, "bwd", l + d, mb, Direction::BACKWARD), Dep::On::START));
+    }
+  // In the timeline: a gather of layer l ≥ d starts no earlier than layer l − d's forward.
+  const Simulated full = simulate(p, Fidelity::FULL, 2);
+  for (std::int32_t l = d; l < 24; ++l) {
+    const auto g = task_of(role, find_step(role, "zero3-gather", l, 1, Direction::FORWARD));
+    const auto f = task_of(role, find_step(role, "fwd", l - d, 1, Direction::FORWARD));
+    EXPECT_GE(full.timeline.start[g], full.timeline.start[f]) << "layer " << l;
+    EXPECT_GE(full.timeline.start[task_of(role, find_step(role, "fwd", l, 1, Direction::FORWARD))], full.timeline.end[g]);
+  }
+  const Simulated fast = simulate(p, Fidelity::FAST, 2);
+  std::printf("ZeRO-3 prefetch d=2: full %.6f s, fast %.6f s\n", full.timeline.makespan.seconds(),
+              fast.timeline.makespan.seconds());
+  EXPECT_NEAR(fast.timeline.makespan.seconds() / full.timeline.makespan.seconds(), 1.0, 0.01);
+}
+
+TEST(Dependencies, GradientBucketsFollowTheLastAccumulationInGPipe) {
+  // GPipe runs micro-batch m−1's backward first and micro-batch 0's last: a bucket must wait
+  // for the backward of its layers in every micro-batch, i.e. micro-batch 0's. (The old
+  // flag issued buckets during the first backward run, so no data-parallel time was exposed.)
+  auto spec = testing::gpt_spec(2, 2, 2, 8);
+  spec.pipeline_schedule = "gpipe";
+  spec.overlap_grad_reduce = true;
+  const Program p = build_program(spec);
+  for (const Role& role : p.roles) {
+    ASSERT_FALSE(role.floating.empty());
+    for (std::uint32_t s = 0; s < role.steps.size(); ++s) {
+      const Step& st = role.steps[s];
+      if (st.list != ItemList::FLOATING) continue;
+      const Item& bucket = role.item(st);
+      const std::uint32_t last_bwd = find_step(role, "bwd", bucket.layer, 0, Direction::BACKWARD, true);
+      EXPECT_GT(s, last_bwd) << "bucket of layer " << bucket.layer << " placed after micro-batch 0's backward";
+      EXPECT_TRUE(has_dep(st, last_bwd, Dep::On::END));
+    }
+  }
+  const auto cluster = testing::a100_cluster(8);
+  const auto cost = testing::a100_cost();
+  const Lowered low = lower(p, cluster, cost, Fidelity::FULL);
+  const RunReport r = analyze(p, low, sim::simulate(low.plan, low.network), cluster, cost);
+  std::printf("GPipe + overlapped grad reduce: exposed dp %.6f s of %.6f s\n", r.time.exposed_dp_s, r.iteration_s);
+  EXPECT_GT(r.time.exposed_dp_s, 0.0);
+}
+
+TEST(Dependencies, EveryGradientIsReducedOnceWithTpOverlapAndSp) {
+  // overlap-tp-comm cuts compute items into chunks; the old per-item bucket flag was copied
+  // into every chunk, reducing a layer's gradients t times over.
+  auto spec = testing::gpt_spec(4, 1, 2, 4);
+  spec.layout.sequence_parallel = true;
+  spec.overlap_grad_reduce = spec.overlap_tp_comm = true;
+  const Program p = build_program(spec);
+  const Role& role = p.roles[0];
+  double reduced = 0;
+  std::size_t bucket_steps = 0;
+  for (const Step& st : role.steps)
+    if (st.kind == Step::Kind::ITEM && role.item(st).label == "dp-grad-bucket") {
+      reduced += role.item(st).collective.bytes;
+      ++bucket_steps;
+    }
+  EXPECT_EQ(bucket_steps, role.floating.size());
+  EXPECT_DOUBLE_EQ(reduced, static_cast<double>(role.params) * state_bytes_per_param(spec).gradients);
+}
+
+TEST(Dependencies, BucketsHoldMegatronsBucketSize) {
+  // max(40 M, 1 M × data) parameters, a layer never split: gpt-1.7b layers hold 63.7 M
+  // parameters at tensor 1, so each layer closes a bucket of its own.
+  EXPECT_EQ(detail::default_bucket_params(8), 40'000'000);
+  EXPECT_EQ(detail::default_bucket_params(64), 64'000'000);
+  const std::map<std::int32_t, std::int64_t> params = {{0, 25'000'000}, {1, 25'000'000}, {2, 10'000'000}};
+  const auto buckets = detail::make_buckets({2, 1, 0}, params, 30'000'000);
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].layers, (std::vector<std::int32_t>{2, 1}));  // 35 M ≥ 30 M closes it
+  EXPECT_EQ(buckets[1].params, 25'000'000);
+}
+
+TEST(Dependencies, ActivationsCopiedToHostAndPrefetchedBeforeBackward) {
+  // Offload: after each layer's forward its activations are copied to host memory (device →
+  // host stream) and freed on the GPU; the copy back of layer l is issued when layer l + d's
+  // backward starts, and layer l's backward waits for it.
+  const std::int32_t d = 1;
+  Program p = unscheduled(testing::gpt_spec(1, 1, 1, 2));
+  const std::uint8_t d2h = p.stream("copy-d2h"), h2d = p.stream("copy-h2d");
+  std::int64_t per_layer = 0;
+  for (auto& role : p.roles)
+    for (auto& chunk : role.chunks) {
+      std::vector<Item> fwd;
+      for (Item it : chunk.forward) {
+        const bool layer = it.kind == Item::Kind::COMPUTE && it.layer >= 0 && it.layer < 24;
+        if (layer) per_layer = it.alloc_bytes;
+        fwd.push_back(it);
+        if (!layer) continue;
+        Item out;
+        out.kind = Item::Kind::COPY;
+        out.copy = {CopyNeed::Way::DEVICE_TO_HOST, static_cast<double>(it.alloc_bytes)};
+        out.stream = d2h;
+        out.layer = it.layer;
+        out.label = "offload";
+        out.host_memory = true;
+        out.alloc_bytes = it.alloc_bytes;
+        fwd.push_back(out);
+      }
+      chunk.forward = std::move(fwd);
+      std::vector<Item> bwd;
+      for (Item it : chunk.backward) {
+        const bool layer = it.kind == Item::Kind::COMPUTE && it.layer >= 0 && it.layer < 24;
+        if (layer) {
+          Item back;
+          back.kind = Item::Kind::COPY;
+          back.copy = {CopyNeed::Way::HOST_TO_DEVICE, static_cast<double>(per_layer)};
+          back.stream = h2d;
+          back.layer = it.layer;
+          back.label = "reload";
+          back.host_memory = true;
+          back.free_bytes = per_layer;
+          back.deps = {Dep::item("bwd", Direction::BACKWARD, d, Dep::On::START)};
+          bwd.push_back(back);
+          it.deps.push_back(Dep::item("reload", Direction::BACKWARD, 0, Dep::On::END));
+        }
+        bwd.push_back(it);
+      }
+      chunk.backward = std::move(bwd);
+    }
+  ASSERT_EQ(find_pass("1f1b")->run(p), "");
+  const Role& role = p.roles[0];
+  const Simulated full = simulate(p, Fidelity::FULL, 1);
+  ASSERT_EQ(full.timeline.host_memory.size(), 1u);
+  // The host holds every layer's activations of one micro-batch at its peak (1F1B on one
+  // stage: one micro-batch in flight).
+  EXPECT_EQ(full.timeline.host_memory[0].peak_bytes, 24 * per_layer);
+  for (std::int32_t l = 0; l + d < 24; ++l) {
+    const auto reload = task_of(role, find_step(role, "reload", l, 0, Direction::BACKWARD));
+    const auto ahead = task_of(role, find_step(role, "bwd", l + d, 0, Direction::BACKWARD));
+    const auto own = task_of(role, find_step(role, "bwd", l, 0, Direction::BACKWARD));
+    EXPECT_GE(full.timeline.start[reload], full.timeline.start[ahead]) << l;
+    EXPECT_GE(full.timeline.start[own], full.timeline.end[reload]) << l;
+    EXPECT_EQ(full.lowered.plan.kind[reload], sim::TaskKind::COPY);
+  }
+  // A copy moves its bytes over the GPU's PCIe link at the profile's rate.
+  const auto off = task_of(role, find_step(role, "offload", 3, 0, Direction::FORWARD));
+  const double pcie = testing::a100_cluster(1).gpu().pcie_bytes_per_s().value();
+  EXPECT_NEAR((full.timeline.end[off] - full.timeline.start[off]).seconds(), per_layer / pcie, 1e-9);
+}
+
+TEST(Dependencies, BackwardSplitIntoInputAndWeightGradients) {
+  // Zero-bubble schedules run a layer's weight-gradient GEMMs (W) apart from its
+  // input-gradient ones (B): split every backward item in two, B freeing the activations
+  // only W does not need (here: all but the layer's input, 2·s·b·h), W the rest, and defer
+  // every W to the end of the micro-batch's backward.
+  Program p = unscheduled(testing::gpt_spec(1, 1, 1, 1));
+  const std::int64_t kept = 2 * 2048 * p.spec.model.hidden;
+  std::int64_t freed_by_b = 0, freed_by_w = 0;
+  for (auto& role : p.roles)
+    for (auto& chunk : role.chunks) {
+      std::vector<Item> b_items, w_items;
+      for (Item it : chunk.backward) {
+        if (it.kind != Item::Kind::COMPUTE || it.layer < 0 || it.layer >= 24) {
+          b_items.push_back(it);
+          continue;
+        }
+        Item w = it;
+        it.cost = Cost::BACKWARD_INPUT;
+        it.label = "bwd-input";
+        const std::int64_t w_part = std::min(kept, it.free_bytes);
+        it.free_bytes -= w_part;
+        w.cost = Cost::BACKWARD_WEIGHT;
+        w.label = "bwd-weight";
+        w.free_bytes = w_part;
+        w.deps = {Dep::item("bwd-input", Direction::BACKWARD, 0, Dep::On::END)};
+        freed_by_b += it.free_bytes;
+        freed_by_w += w.free_bytes;
+        b_items.push_back(it);
+        w_items.push_back(w);
+      }
+      b_items.insert(b_items.end(), w_items.begin(), w_items.end());
+      chunk.backward = std::move(b_items);
+    }
+  ASSERT_EQ(find_pass("1f1b")->run(p), "");
+  EXPECT_GT(freed_by_b, 0);
+  EXPECT_GT(freed_by_w, 0);
+  const Role& role = p.roles[0];
+  const Simulated full = simulate(p, Fidelity::FULL, 1);
+  // B of every layer runs before any W; each W after its own B.
+  const auto first_w = task_of(role, find_step(role, "bwd-weight", 23, 0, Direction::BACKWARD));
+  const auto last_b = task_of(role, find_step(role, "bwd-input", 0, 0, Direction::BACKWARD, true));
+  EXPECT_GE(full.timeline.start[first_w], full.timeline.end[last_b]);
+  // B + W cost what the whole backward costs (the ops split the FLOPs).
+  const auto cost = testing::a100_cost();
+  for (const Segment& seg : role.segments) {
+    const double whole = segment_seconds(seg, Cost::BACKWARD, hardware::Dtype::BF16, cost);
+    const double split = segment_seconds(seg, Cost::BACKWARD_INPUT, hardware::Dtype::BF16, cost) +
+                         segment_seconds(seg, Cost::BACKWARD_WEIGHT, hardware::Dtype::BF16, cost);
+    EXPECT_NEAR(split, whole, 1e-12 + 1e-9 * whole) << seg.name;
+  }
+  // Memory balances over the iteration, and the fast fidelity agrees on time and memory.
+  const Simulated fast = simulate(p, Fidelity::FAST, 1);
+  EXPECT_NEAR(fast.timeline.makespan.seconds() / full.timeline.makespan.seconds(), 1.0, 1e-3);
+  EXPECT_EQ(fast.timeline.memory[0].peak_bytes, full.timeline.memory[0].peak_bytes);
+}
+
+}  // namespace
+}  // namespace trainsim::strategies
