@@ -1573,3 +1573,98 @@ TEST(RuleStrategy, InterleavingNeedsItsScheduleAndWholeGroupsOfMicroBatches) {
 
 }  // namespace
 }  // namespace trainsim::scenarios
+
+// ---------------------------------------------------------------------------------------
+// strategy.passes: the pipeline written out; recompute policies' parameter messages.
+
+namespace trainsim::scenarios {
+namespace {
+
+TEST(RulePasses, AWrittenPipelineLoadsIntoTheSpec) {
+  Text t;
+  t.parallel = "parallel { tensor: 2 pipeline: 2 sequence_parallel: true }";
+  t.strategy = R"x(strategy { passes: "tensor(2,sp),pipeline(2),data(8),zero(1),recompute(every-k,k=3),overlap-param-gather,gpipe" })x";
+  LoadedScenario s = loaded(t.load());
+  EXPECT_EQ(s.training.zero_stage, 1);
+  EXPECT_EQ(s.training.pipeline_schedule, "gpipe");
+  EXPECT_TRUE(s.training.overlap_param_gather);
+  EXPECT_EQ(strategies::to_string(s.training.passes),
+            "tensor(2,sp),pipeline(2),data(8),zero(1),recompute(every-k,k=3),overlap-param-gather,gpipe");
+}
+
+TEST(RulePasses, ErrorsPointInsideTheString) {
+  Text t;
+  // column 21 is the string's first character
+  t.strategy = R"x(strategy { passes: "tensor(1),pipeline(1),data(32),1f1b,recompute(full)" })x";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:5:57: error: strategy.passes: recompute(full) must run before 1f1b (it reshapes "
+                        "what the schedule pass works from); move it earlier");
+  t.strategy = R"x(strategy { passes: "tensor(1),pipeline(1),data(32),1f1b,recompute(ful)" })x";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), StartsWith("s.textproto:5:67: error: strategy.passes: recompute: unknown variant \"ful\" "
+                                     "(valid: selective, full"));
+  t.strategy = R"x(strategy { passes: "tensor(1), pipeline(1)" })x";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), StartsWith("s.textproto:5:31: error: strategy.passes: expected a pass name, found a space"));
+}
+
+TEST(RulePasses, ExclusiveWithTheStrategyFieldsAndAgreeingWithTheParallelBlock) {
+  Text t;
+  t.strategy = R"x(strategy { zero_stage: 1 passes: "tensor(1),pipeline(1),data(32),1f1b" })x";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), StartsWith("s.textproto:5:12: error: strategy.zero_stage: cannot be combined with "
+                                     "strategy.passes"));
+  t.strategy = R"x(strategy { passes: "tensor(2),pipeline(1),data(32),1f1b" })x";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:5:21: error: strategy.passes: tensor(2) disagrees with parallel.tensor = 1: the "
+                        "parallel block sizes the cluster, and the layout passes must say the same");
+}
+
+TEST(RulePasses, RecomputeParametersComeFromTheirMessage) {
+  Text t;
+  t.strategy = R"x(strategy { recompute: "every-k" recompute_every_k { k: 4 } })x";
+  LoadedScenario s = loaded(t.load());
+  EXPECT_EQ(strategies::to_string(s.training.passes), "tensor(1),pipeline(1),data(32),recompute(every-k,k=4),1f1b");
+  t.strategy = R"x(strategy { recompute: "every-k" recompute_every_k { k: 0 } })x";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:5:33: error: strategy.recompute_every_k: recompute(every-k,k=…): k=0 is not an "
+                        "integer ≥ 1");
+  t.strategy = R"x(strategy { recompute: "every-k" })x";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:5:12: error: strategy.recompute: recompute(every-k,k=…): missing k (an integer "
+                        "≥ 1) (its parameters go in recompute_every_k { … })");
+  t.strategy = R"x(strategy { recompute: "full" recompute_every_k { k: 2 } })x";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), StartsWith("s.textproto:5:30: error: strategy.recompute_every_k: parameters of recompute "
+                                     "\"every-k\", but recompute is \"full\""));
+}
+
+TEST(RulePasses, ExamplesEchoAPipelineThatParsesBackAndVerifies) {
+  const std::string dir = std::string(std::getenv("TRAINSIM_SOURCE_DIR") ? std::getenv("TRAINSIM_SOURCE_DIR")
+                                                                         : TRAINSIM_TEST_SOURCE_DIR) +
+                          "/scenarios/examples/";
+  for (const char* name : {"gpt-1.7b-a100-32.textproto", "gpt3-175b-a100-1024.textproto",
+                           "gpt3-175b-a100-1024.json", "llama3-70b-h100-512.textproto"}) {
+    SCOPED_TRACE(name);
+    LoadedScenario s = loaded(load_file(dir + name));
+    const strategies::Program p = strategies::build_program(s.training, strategies::BuildOptions{true});
+    const std::string text = p.pipeline_string();
+    auto parsed = strategies::parse_pipeline(text);
+    ASSERT_TRUE(std::holds_alternative<strategies::Pipeline>(parsed)) << text;
+    EXPECT_TRUE(strategies::check_pipeline(std::get<strategies::Pipeline>(parsed)).empty()) << text;
+    EXPECT_EQ(strategies::canonical(std::get<strategies::Pipeline>(parsed)),
+              strategies::canonical(strategies::pipeline_for(s.training)));
+    EXPECT_EQ(strategies::to_string(std::get<strategies::Pipeline>(parsed)), text);
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::scenarios
