@@ -153,7 +153,8 @@ std::string report_json(const scenarios::LoadedScenario& s, const strategies::Ru
 std::string passes_text() {
   std::string o =
       "Pipeline strings (strategy.passes, and the \"passes\" line of every report) are\n"
-      "name(arg,key=value),… in order; parameters before ';' in a signature are positional.\n\n";
+      "name(arg,key=value),… in order, without spaces: a variant first, then positional\n"
+      "parameters (marked below) without their names, then key=value; a flag is written as its name.\n\n";
   for (const auto& p : strategies::all_passes()) {
     auto list = [](const std::vector<std::string>& v) {
       std::string s;

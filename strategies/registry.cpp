@@ -261,6 +261,9 @@ std::vector<PassError> check_pipeline(const Pipeline& pipeline) {
     if (auto* e = std::get_if<PassError>(&resolved)) {
       e->pass = index;
       errors.push_back(std::move(*e));
+      // A known pass with bad arguments still provides its facts: no follow-on errors.
+      if (const PassInfo* info = find_pass(pipeline[i]))
+        for (const auto& give : info->gives) provided.emplace_back(give, to_string(pipeline[i]));
       continue;
     }
     const auto& r = std::get<ResolvedPass>(resolved);

@@ -696,7 +696,10 @@ class Validator {
     const Strategy& st = s_.strategy();
     auto parsed = strategies::parse_pipeline(st.passes());
     if (const auto* e = std::get_if<strategies::PipelineSyntaxError>(&parsed)) {
-      error_in_passes(e->column, e->message);
+      const bool wants_name = e->message.starts_with("expected a pass name");
+      error_in_passes(e->column, e->message + (wants_name ? fmt::format(" (registered passes: {})",
+                                                                        join(strategies::pass_names()))
+                                                          : std::string()));
       return;
     }
     const strategies::Pipeline& pipeline = std::get<strategies::Pipeline>(parsed);
