@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "cli/report.hpp"
 #include "cli/run_command.hpp"
 #include "cli/validate_command.hpp"
 #include "strategies/registry.hpp"
@@ -22,7 +23,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--fidelity", fidelity, "full: every rank and flow; fast: one rank per stage, closed-form collectives")
       ->check(CLI::IsMember({"full", "fast"}));
 
-  auto* passes_cmd = app.add_subcommand("passes", "list the registered strategy passes");
+  auto* passes_cmd = app.add_subcommand("passes", "list the registered strategy passes, their parameters and what they require and provide");
 
   cli::ValidateOptions validate;
   std::string validate_fidelity = "fast";
@@ -48,8 +49,7 @@ int main(int argc, char** argv) {
     return cli::validate_command(validate, std::cout, std::cerr);
   }
   if (*passes_cmd) {
-    for (const auto& p : strategies::all_passes())
-      std::cout << p.name << "\t" << strategies::to_string(p.kind) << "\t" << p.description << "\n";
+    std::cout << cli::passes_text();
     return 0;
   }
   return 0;

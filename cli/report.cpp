@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "strategies/registry.hpp"
+
 namespace trainsim::cli {
 
 namespace {
@@ -146,6 +148,36 @@ std::string report_json(const scenarios::LoadedScenario& s, const strategies::Ru
   j["planning"] = plan;
   j["defaults_applied"] = s.notes;
   return j.dump(2) + "\n";
+}
+
+std::string passes_text() {
+  std::string o =
+      "Pipeline strings (strategy.passes, and the \"passes\" line of every report) are\n"
+      "name(arg,key=value),… in order, without spaces: a variant first, then positional\n"
+      "parameters (marked below) without their names, then key=value; a flag is written as its name.\n\n";
+  for (const auto& p : strategies::all_passes()) {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : " ") + (x.starts_with('-') ? "before:" + x.substr(1) : x);
+      return s.empty() ? std::string("-") : s;
+    };
+    o += fmt::format("{:<34} {:<8} requires: {:<24} provides: {}\n", p.signature(), strategies::to_string(p.kind),
+                     list(p.needs), list(p.gives));
+    o += fmt::format("    {}\n", p.description);
+    for (const auto& param : p.params) {
+      std::string range;
+      if (param.type == strategies::ParamInfo::Type::BOOL) {
+        range = "flag (write its name to set it)";
+      } else {
+        range = "integer";
+        if (param.min != INT64_MIN) range += fmt::format(" ≥ {}", param.min);
+        if (param.max != INT64_MAX) range += fmt::format(" ≤ {}", param.max);
+        range += param.required ? ", required" : fmt::format(", default {}", param.default_value);
+      }
+      o += fmt::format("    {:<6} {}{}\n", param.name, range, param.positional ? " (positional)" : "");
+    }
+  }
+  return o;
 }
 
 }  // namespace trainsim::cli

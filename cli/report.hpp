@@ -13,4 +13,8 @@ inline constexpr int REPORT_SCHEMA_VERSION = 1;
 std::string report_text(const scenarios::LoadedScenario& scenario, const strategies::RunReport& report);
 std::string report_json(const scenarios::LoadedScenario& scenario, const strategies::RunReport& report);
 
+// `trainsim passes`: every registered pass as a pipeline string writes it, its kind, what it
+// requires and provides, its description, and each parameter with its type, range and default.
+std::string passes_text();
+
 }  // namespace trainsim::cli

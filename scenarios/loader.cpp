@@ -54,7 +54,7 @@ LoadResult load_text(const std::string& text, const std::string& file) {
   }
   google::protobuf::TextFormat::ParseInfoTree tree;
   if (!detail::parse_text(text, file, scenario, tree, diagnostics)) return diagnostics;
-  return detail::validate(scenario, file, &tree);
+  return detail::validate(scenario, file, &tree, text);
 }
 
 }  // namespace trainsim::scenarios

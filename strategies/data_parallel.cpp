@@ -5,10 +5,10 @@
 
 namespace trainsim::strategies::detail {
 
-std::string data_parallel(Program& program) {
+std::string data_parallel(Program& program, const PassArgs& args) {
   if (is_scheduled(program)) return "must run before the schedule";
   const TrainingSpec& spec = program.spec;
-  const std::int64_t d = spec.layout.data;
+  const std::int64_t d = args.get("size");
   if (d < 1) return "data size must be positive";
   if (spec.global_batch % (spec.micro_batch * d) != 0)
     return "global_batch_size=" + std::to_string(spec.global_batch) + " is not divisible by micro_batch_size × data = " +
@@ -44,7 +44,6 @@ std::string data_parallel(Program& program) {
     }
     role.tail.insert(role.tail.begin(), sync.begin(), sync.end());
   }
-  program.passes_run.push_back("data(" + std::to_string(d) + ")");
   return {};
 }
 

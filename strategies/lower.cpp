@@ -239,13 +239,13 @@ std::vector<FoldGroup> Lowering::fold_groups(const Role& role) const {
   // Who refers to each step (CSR).
   std::vector<std::uint32_t> ref_offset(n + 1, 0);
   for (const Step& st : steps)
-    for (const StepDep& d : st.deps) ++ref_offset[d.step + 1];
+    for (const StepDep& d : role.deps(st)) ++ref_offset[d.step + 1];
   for (std::uint32_t i = 0; i < n; ++i) ref_offset[i + 1] += ref_offset[i];
   std::vector<StepDep> refs(ref_offset[n]);
   {
     std::vector<std::uint32_t> fill(ref_offset.begin(), ref_offset.end() - 1);
     for (std::uint32_t s = 0; s < n; ++s)
-      for (const StepDep& d : steps[s].deps) refs[fill[d.step]++] = {s, d.on};
+      for (const StepDep& d : role.deps(steps[s])) refs[fill[d.step]++] = {s, d.on};
   }
   // Candidate ranges, then cut where a rule is broken until none is.
   std::vector<FoldGroup> todo, out;
@@ -265,7 +265,7 @@ std::vector<FoldGroup> Lowering::fold_groups(const Role& role) const {
     bool cut = false;
     for (std::uint32_t k = g.first; k <= g.last && !cut; ++k) {
       if (k > g.first) {
-        for (const StepDep& d : steps[k].deps)
+        for (const StepDep& d : role.deps(steps[k]))
           if (d.step < g.first || d.step > g.last) {  // waits for something outside: starts a group
             todo.push_back({g.first, k - 1});
             todo.push_back({k, g.last});
@@ -323,7 +323,7 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
     }
   }
   for (std::uint32_t k = g.first; k <= g.last; ++k)
-    for (const StepDep& d : role.steps[k].deps) {
+    for (const StepDep& d : role.deps(role.steps[k])) {
       if (d.step < g.first || d.step > g.last) continue;
       if (d.on == Dep::On::END) b.add_edge(d.step - g.first, k - g.first);
       else b.add_start_edge(d.step - g.first, k - g.first);
@@ -555,7 +555,7 @@ Lowered Lowering::run() {
     const auto& tasks = task_of_step[dev];
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
       if (tasks[i] == sim::NONE) continue;
-      for (const StepDep& d : role.steps[i].deps) {
+      for (const StepDep& d : role.deps(role.steps[i])) {
         const Step& dep = role.steps[d.step];
         std::uint32_t from = tasks[d.step];
         if (dep.kind == Step::Kind::RECV) {

@@ -10,7 +10,7 @@
 
 namespace trainsim::strategies::detail {
 
-std::string overlap_grad_reduce(Program& program) {
+std::string overlap_grad_reduce(Program& program, const PassArgs& /*args*/) {
   if (is_scheduled(program)) return "must run before the schedule";
   const StateBytes sb = state_bytes_per_param(program.spec);
   const std::int64_t bucket_params = default_bucket_params(program.applied.data);

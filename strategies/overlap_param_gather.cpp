@@ -10,7 +10,7 @@
 
 namespace trainsim::strategies::detail {
 
-std::string overlap_param_gather(Program& program) {
+std::string overlap_param_gather(Program& program, const PassArgs& /*args*/) {
   if (is_scheduled(program)) return "must run before the schedule";
   if (program.spec.zero_stage < 1)
     return "needs the distributed optimizer (zero_stage ≥ 1): without it no parameters are gathered";

@@ -67,7 +67,7 @@ void split(std::vector<Item>& items, std::int64_t k, std::uint8_t tp_stream) {
 
 }  // namespace
 
-std::string overlap_tp_comm(Program& program) {
+std::string overlap_tp_comm(Program& program, const PassArgs& /*args*/) {
   if (is_scheduled(program)) return "must run before the schedule";
   const std::int64_t t = program.applied.tensor;
   if (t > 1) {

@@ -7,9 +7,13 @@
 
 namespace trainsim::strategies::detail {
 
-std::string pipeline_parallel(Program& program) {
+std::string pipeline_parallel(Program& program, const PassArgs& args) {
   if (is_scheduled(program)) return "must run before the schedule";
-  const Layout& l = program.spec.layout;
+  Layout l;
+  l.pipeline = args.get("size");
+  l.virtual_stages = args.get("v");
+  l.first_stage_layers = args.get("first");
+  l.last_stage_layers = args.get("last");
   const std::int64_t p = l.pipeline, v = l.virtual_stages, layers = program.spec.model.layers;
   if (p < 1 || v < 1) return "pipeline and virtual_stages must be positive";
   if (program.roles.size() != 1) return "pipeline already applied";
@@ -53,10 +57,6 @@ std::string pipeline_parallel(Program& program) {
   program.applied.pipeline = p;
   program.applied.virtual_stages = v;
   for (auto& role : program.roles) rebuild_role(role, program);
-  std::string note = "pipeline(" + std::to_string(p);
-  if (v > 1) note += ",v=" + std::to_string(v);
-  if (uneven) note += ",first=" + std::to_string(counts.front()) + ",last=" + std::to_string(counts.back());
-  program.passes_run.push_back(note + ")");
   return {};
 }
 

@@ -5,6 +5,7 @@
 // collectives between them), then, once a schedule pass has run, the ordered steps of
 // its streams for a whole iteration. `lower` expands roles to ranks and emits the Plan.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -169,7 +170,8 @@ struct Step {
   std::int32_t chunk = 0;          // the model chunk of this stage the step belongs to
   std::int32_t peer_stage = -1;    // SEND, RECV
   std::int32_t peer_chunk = 0;     // SEND, RECV
-  std::vector<StepDep> deps;       // resolved by the schedule
+  // Resolved by the schedule: Role::step_deps[deps_begin, deps_end).
+  std::uint32_t deps_begin = 0, deps_end = 0;
 };
 
 struct Role {
@@ -185,6 +187,7 @@ struct Role {
   std::int64_t params = 0;     // parameters held by one rank of this role
   double static_bytes[static_cast<int>(MemClass::COUNT)] = {};  // held for the whole iteration
   std::vector<Step> steps;     // filled by the schedule pass
+  std::vector<StepDep> step_deps;  // what each step waits for (Step::deps_begin/deps_end)
 
   bool has_embedding() const;
   bool has_head() const;
@@ -193,6 +196,9 @@ struct Role {
   std::vector<Item>& list(ItemList which, std::int32_t chunk);
   // The item a step runs (ITEM and SEND steps).
   const Item& item(const Step& step) const { return list(step.list, step.chunk)[step.index]; }
+  std::span<const StepDep> deps(const Step& step) const {
+    return {step_deps.data() + step.deps_begin, step_deps.data() + step.deps_end};
+  }
 };
 
 struct Program {

@@ -6,7 +6,7 @@
 
 namespace trainsim::strategies::detail {
 
-std::string recompute_full(Program& program) {
+std::string recompute_full(Program& program, const PassArgs& /*args*/) {
   if (is_scheduled(program)) return "must run before the schedule";
   const TrainingSpec& spec = program.spec;
   const bool sp = program.applied.sequence_parallel && program.applied.tensor > 1;
@@ -56,7 +56,6 @@ std::string recompute_full(Program& program) {
     }
     chunk.backward = std::move(backward);
     }
-  program.passes_run.emplace_back("full");
   return {};
 }
 

@@ -7,7 +7,7 @@
 
 namespace trainsim::strategies::detail {
 
-std::string recompute_selective(Program& program) {
+std::string recompute_selective(Program& program, const PassArgs& /*args*/) {
   if (is_scheduled(program)) return "must run before the schedule";
   for (auto& role : program.roles)
     for (auto& chunk : role.chunks) {
@@ -39,7 +39,6 @@ std::string recompute_selective(Program& program) {
     }
     chunk.backward = std::move(backward);
     }
-  program.passes_run.emplace_back("selective");
   return {};
 }
 

@@ -8,7 +8,7 @@
 
 namespace trainsim::strategies::detail {
 
-std::string schedule_1f1b(Program& program) {
+std::string schedule_1f1b(Program& program, const PassArgs& /*args*/) {
   if (is_scheduled(program)) return "a schedule already ran";
   if (program.applied.virtual_stages > 1)
     return "virtual_stages=" + std::to_string(program.applied.virtual_stages) +
@@ -27,7 +27,6 @@ std::string schedule_1f1b(Program& program) {
     for (std::int32_t i = m - warmup; i < m; ++i) b.backward(i);
     b.tail();
   }
-  program.passes_run.emplace_back("1f1b");
   return {};
 }
 

@@ -34,15 +34,47 @@ struct Span {
 
 class Resolver {
  public:
-  Resolver(const Role& role, std::int32_t micro_batches) : role_(role), micro_batches_(micro_batches) {}
+  Resolver(const Role& role, std::int32_t micro_batches) : role_(role), micro_batches_(micro_batches) {
+    // Only labels some dependency names are worth indexing.
+    auto scan = [&](const std::vector<Item>& items) {
+      for (const Item& it : items)
+        for (const Dep& d : it.deps)
+          if (d.target == Dep::Target::ITEM) labels_.try_emplace(d.label, static_cast<std::uint32_t>(labels_.size()));
+    };
+    for (const Chunk& c : role.chunks) {
+      scan(c.forward);
+      scan(c.backward);
+    }
+    for (const auto* l : {&role.prologue, &role.floating, &role.tail, &role.transfers}) scan(*l);
+    if (labels_.empty()) return;
+    auto ids = [&](const std::vector<Item>& items) {
+      std::vector<std::int32_t> out;
+      for (const Item& it : items) {
+        const auto pos = labels_.find(it.label);
+        out.push_back(pos == labels_.end() ? -1 : static_cast<std::int32_t>(pos->second));
+      }
+      return out;
+    };
+    for (const Chunk& c : role.chunks) {
+      chunk_ids_.push_back(ids(c.forward));
+      chunk_ids_.push_back(ids(c.backward));
+    }
+    list_ids_[0] = ids(role.prologue);
+    list_ids_[1] = ids(role.floating);
+    list_ids_[2] = ids(role.tail);
+  }
 
   void index(const std::vector<Step>& steps) {
     spans_.clear();
+    if (labels_.empty()) return;
     for (std::uint32_t s = 0; s < steps.size(); ++s) {
       const Step& st = steps[s];
       if (st.kind != Step::Kind::ITEM) continue;
+      const std::int32_t label = label_id(st);
+      if (label < 0) continue;
       const Item& it = role_.item(st);
-      Span& span = spans_[key(it.label, it.layer, st.micro_batch, st.micro_batch < 0 ? Direction::FORWARD : st.direction)];
+      Span& span = spans_[{static_cast<std::uint32_t>(label), it.layer, st.micro_batch,
+                           static_cast<std::uint8_t>(st.micro_batch < 0 ? Direction::FORWARD : st.direction)}];
       if (span.first == NO_STEP) span.first = s;
       span.last = s;
     }
@@ -71,15 +103,25 @@ class Resolver {
     }
   }
 
-  ItemKey key(const std::string& label, std::int32_t layer, std::int32_t mb, Direction dir) {
-    const auto [pos, fresh] = labels_.try_emplace(label, static_cast<std::uint32_t>(labels_.size()));
-    return {pos->second, layer, mb, static_cast<std::uint8_t>(dir)};
-  }
 
  private:
+  std::int32_t label_id(const Step& st) const {
+    switch (st.list) {
+      case ItemList::FORWARD: return chunk_ids_[2 * static_cast<std::size_t>(st.chunk)][st.index];
+      case ItemList::BACKWARD: return chunk_ids_[2 * static_cast<std::size_t>(st.chunk) + 1][st.index];
+      case ItemList::PROLOGUE: return list_ids_[0][st.index];
+      case ItemList::FLOATING: return list_ids_[1][st.index];
+      case ItemList::TAIL: return list_ids_[2][st.index];
+      case ItemList::TRANSFER: return -1;
+    }
+    return -1;
+  }
+
   const Role& role_;
   std::int32_t micro_batches_;
   std::unordered_map<std::string, std::uint32_t> labels_;
+  std::vector<std::vector<std::int32_t>> chunk_ids_;  // per chunk: forward, backward
+  std::vector<std::int32_t> list_ids_[3];             // prologue, floating, tail
   std::unordered_map<ItemKey, Span, ItemKeyHash> spans_;
 };
 
@@ -134,6 +176,14 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
     role_.transfers.push_back(std::move(send));
   }
   role_.steps.clear();
+  role_.step_deps.clear();
+  std::size_t per_micro_batch = 0;
+  for (const Chunk& c : role.chunks) per_micro_batch += c.forward.size() + c.backward.size() + 4;
+  const std::size_t estimate = static_cast<std::size_t>(micro_batches_) * per_micro_batch + role.prologue.size() +
+                               role.floating.size() + role.tail.size();
+  role_.steps.reserve(estimate);
+  list_begin_.reserve(estimate);
+  run_recv_.reserve(estimate);
 }
 
 // Virtual stage c·p + i runs as chunk c of stage i, so activations flow stage i → i+1
@@ -238,58 +288,70 @@ void ScheduleBuilder::tail() {
   std::stable_sort(order_floating.begin(), order_floating.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return after[a] < after[b]; });
 
-  std::vector<Step> placed;
-  std::vector<std::uint32_t> begin, recv;
-  placed.reserve(steps.size() + role_.floating.size() + role_.tail.size());
-  std::vector<std::uint32_t> new_of_old(steps.size());
+  // The steps in their final order; `begin` stays in the old numbering (a run's items were
+  // consecutive there), new_of_old maps it.
+  std::vector<std::uint32_t> new_of_old;
   std::vector<std::uint32_t> floating_step(role_.floating.size(), NO_STEP);
-  std::size_t next_floating = 0;
-  auto place_floating_after = [&](std::int64_t pos) {
-    while (next_floating < order_floating.size() && after[order_floating[next_floating]] <= pos) {
-      const std::uint32_t f = order_floating[next_floating++];
-      Step s;
-      s.list = ItemList::FLOATING;
-      s.index = f;
-      floating_step[f] = static_cast<std::uint32_t>(placed.size());
-      placed.push_back(s);
-      begin.push_back(NO_STEP);
-      recv.push_back(NO_STEP);
+  if (!role_.floating.empty()) {
+    std::vector<Step> placed;
+    std::vector<std::uint32_t> begin, recv;
+    placed.reserve(steps.size() + role_.floating.size() + role_.tail.size());
+    new_of_old.resize(steps.size());
+    std::size_t next_floating = 0;
+    auto place_floating_after = [&](std::int64_t pos) {
+      while (next_floating < order_floating.size() && after[order_floating[next_floating]] <= pos) {
+        const std::uint32_t f = order_floating[next_floating++];
+        Step s;
+        s.list = ItemList::FLOATING;
+        s.index = f;
+        floating_step[f] = static_cast<std::uint32_t>(placed.size());
+        placed.push_back(s);
+        begin.push_back(NO_STEP);
+        recv.push_back(NO_STEP);
+      }
+    };
+    place_floating_after(-1);
+    for (std::uint32_t s = 0; s < steps.size(); ++s) {
+      new_of_old[s] = static_cast<std::uint32_t>(placed.size());
+      placed.push_back(steps[s]);
+      begin.push_back(list_begin_[s]);
+      recv.push_back(run_recv_[s] == NO_STEP ? NO_STEP : run_recv_[s]);
+      place_floating_after(s);
     }
-  };
-  place_floating_after(-1);
-  for (std::uint32_t s = 0; s < steps.size(); ++s) {
-    new_of_old[s] = static_cast<std::uint32_t>(placed.size());
-    placed.push_back(std::move(steps[s]));
-    begin.push_back(list_begin_[s]);
-    recv.push_back(run_recv_[s]);
-    place_floating_after(s);
+    place_floating_after(static_cast<std::int64_t>(steps.size()));
+    for (auto& r : recv)
+      if (r != NO_STEP) r = new_of_old[r];
+    steps = std::move(placed);
+    list_begin_ = std::move(begin);
+    run_recv_ = std::move(recv);
   }
-  place_floating_after(static_cast<std::int64_t>(steps.size()));
-  // `begin` stays in the old numbering (a run's items were consecutive there).
-  for (auto& r : recv)
-    if (r != NO_STEP) r = new_of_old[r];
+  auto renumber = [&](std::uint32_t old) { return new_of_old.empty() ? old : new_of_old[old]; };
 
   // 2. The tail, after everything.
-  const auto tail_first = static_cast<std::uint32_t>(placed.size());
+  const auto tail_first = static_cast<std::uint32_t>(steps.size());
   for (std::uint32_t i = 0; i < role_.tail.size(); ++i) {
     Step s;
     s.list = ItemList::TAIL;
     s.index = i;
     s.direction = Direction::BACKWARD;
-    placed.push_back(s);
-    begin.push_back(NO_STEP);
-    recv.push_back(NO_STEP);
+    steps.push_back(s);
+    list_begin_.push_back(NO_STEP);
+    run_recv_.push_back(NO_STEP);
   }
-  steps = std::move(placed);
 
-  // 3. Every dependency to steps.
-  resolver.index(steps);
+  // 3. Every dependency to steps. A stream runs in order, so a dependency that an earlier
+  //    step of the same stream already has (as strong: an end over a start) is dropped.
+  if (!new_of_old.empty()) resolver.index(steps);
+  std::vector<std::uint64_t> waited_end(steps.size(), 0), waited_start(steps.size(), 0);  // per target: streams
   std::vector<std::uint32_t> last_on_stream;
+  std::vector<StepDep> deps;
+  role_.step_deps.reserve(steps.size() + steps.size() / 4);
   for (std::uint32_t s = 0; s < steps.size(); ++s) {
     Step& st = steps[s];
+    st.deps_begin = st.deps_end = static_cast<std::uint32_t>(role_.step_deps.size());
     if (st.kind == Step::Kind::RECV) continue;
     const Item& it = role_.item(st);
-    std::vector<StepDep> deps;
+    deps.clear();
     for (const Dep& d : it.deps) {
       switch (d.target) {
         case Dep::Target::PREVIOUS: {
@@ -299,12 +361,12 @@ void ScheduleBuilder::tail() {
           } else if (st.list == ItemList::TAIL) {
             if (st.index >= k) deps.push_back({tail_first + st.index - k, d.on});
           } else if (st.kind == Step::Kind::SEND) {
-            if (begin[s] != NO_STEP) deps.push_back({new_of_old[begin[s]], d.on});
-            else if (recv[s] != NO_STEP) deps.push_back({recv[s], Dep::On::END});
+            if (list_begin_[s] != NO_STEP) deps.push_back({renumber(list_begin_[s]), d.on});
+            else if (run_recv_[s] != NO_STEP) deps.push_back({run_recv_[s], Dep::On::END});
           } else if (st.index >= k) {
-            deps.push_back({new_of_old[begin[s] + st.index - k], d.on});
-          } else if (recv[s] != NO_STEP) {
-            deps.push_back({recv[s], Dep::On::END});  // before the template: what the run receives
+            deps.push_back({renumber(list_begin_[s] + st.index - k), d.on});
+          } else if (run_recv_[s] != NO_STEP) {
+            deps.push_back({run_recv_[s], Dep::On::END});  // before the template: what the run receives
           }
           break;
         }
@@ -319,7 +381,18 @@ void ScheduleBuilder::tail() {
     }
     std::erase_if(deps, [&](const StepDep& d) { return d.step == s; });
     keep_latest_per_stream(role_, steps, deps);
-    st.deps = std::move(deps);
+    const std::uint64_t bit = std::uint64_t{1} << (it.stream & 63);
+    for (const StepDep& d : deps) {
+      if (d.on == Dep::On::END) {
+        if (waited_end[d.step] & bit) continue;
+        waited_end[d.step] |= bit;
+      } else {
+        if ((waited_end[d.step] | waited_start[d.step]) & bit) continue;
+        waited_start[d.step] |= bit;
+      }
+      role_.step_deps.push_back(d);
+    }
+    st.deps_end = static_cast<std::uint32_t>(role_.step_deps.size());
     if (last_on_stream.size() <= it.stream) last_on_stream.resize(it.stream + 1u, NO_STEP);
     last_on_stream[it.stream] = s;
   }

@@ -6,7 +6,7 @@
 
 namespace trainsim::strategies::detail {
 
-std::string schedule_gpipe(Program& program) {
+std::string schedule_gpipe(Program& program, const PassArgs& /*args*/) {
   if (is_scheduled(program)) return "a schedule already ran";
   if (program.applied.virtual_stages > 1) return "GPipe has no virtual stages (use interleaved-1f1b)";
   const auto m = static_cast<std::int32_t>(program.micro_batches);
@@ -18,7 +18,6 @@ std::string schedule_gpipe(Program& program) {
     for (std::int32_t i = m; i-- > 0;) b.backward(i);
     b.tail();
   }
-  program.passes_run.emplace_back("gpipe");
   return {};
 }
 

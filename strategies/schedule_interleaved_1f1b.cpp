@@ -11,7 +11,7 @@
 
 namespace trainsim::strategies::detail {
 
-std::string schedule_interleaved_1f1b(Program& program) {
+std::string schedule_interleaved_1f1b(Program& program, const PassArgs& /*args*/) {
   if (is_scheduled(program)) return "a schedule already ran";
   const auto p = static_cast<std::int32_t>(program.roles.size());
   const auto m = static_cast<std::int32_t>(program.micro_batches);
@@ -39,7 +39,6 @@ std::string schedule_interleaved_1f1b(Program& program) {
     for (std::int32_t k = units - warmup; k < units; ++k) b.backward(micro_batch_of(k), chunk_of(k, false));
     b.tail();
   }
-  program.passes_run.emplace_back("interleaved-1f1b(" + std::to_string(v) + ")");
   return {};
 }
 

@@ -6,6 +6,7 @@
 
 #include "hardware/cost_model.hpp"
 #include "models/model.hpp"
+#include "strategies/pipeline.hpp"
 
 namespace trainsim::strategies {
 
@@ -40,6 +41,10 @@ struct TrainingSpec {
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool overlap_tp_comm = false;
+  // The pass pipeline to run, written out; empty: derived from the fields above
+  // (registry.hpp: pipeline_for). Recompute policies other than the enum's reach the
+  // Program only this way.
+  Pipeline passes;
 
   std::int64_t micro_batches() const { return global_batch / (micro_batch * layout.data); }
 };

@@ -7,9 +7,11 @@
 
 namespace trainsim::strategies::detail {
 
-std::string tensor_parallel(Program& program) {
+std::string tensor_parallel(Program& program, const PassArgs& args) {
   if (is_scheduled(program)) return "must run before the schedule";
-  const Layout& want = program.spec.layout;
+  Layout want;
+  want.tensor = args.get("size");
+  want.sequence_parallel = args.get("sp") != 0;
   if (want.tensor < 1) return "tensor size must be positive";
   if (program.spec.model.heads % want.tensor != 0)
     return "tensor=" + std::to_string(want.tensor) + " does not divide the attention heads";
@@ -19,7 +21,6 @@ std::string tensor_parallel(Program& program) {
     return "sequence parallelism needs tensor=" + std::to_string(want.tensor) + " to divide the sequence length " +
            std::to_string(program.spec.sequence);
   for (auto& role : program.roles) rebuild_role(role, program);
-  program.passes_run.push_back("tensor(" + std::to_string(want.tensor) + (want.sequence_parallel ? ",sp" : "") + ")");
   return {};
 }
 

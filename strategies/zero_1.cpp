@@ -8,7 +8,7 @@
 
 namespace trainsim::strategies::detail {
 
-std::string zero_1(Program& program) {
+std::string zero_1(Program& program, const PassArgs& /*args*/) {
   if (is_scheduled(program)) return "must run before the schedule";
   const std::int64_t d = program.applied.data;
   const StateBytes sb = state_bytes_per_param(program.spec);
@@ -45,7 +45,6 @@ std::string zero_1(Program& program) {
     }
     role.tail = std::move(tail);
   }
-  program.passes_run.emplace_back("zero-1");
   return {};
 }
 

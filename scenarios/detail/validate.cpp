@@ -8,6 +8,8 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -53,8 +55,8 @@ std::string suggestion(const std::string& written, const std::vector<std::string
 class Validator {
  public:
   Validator(const Scenario& scenario, const std::string& file,
-            const google::protobuf::TextFormat::ParseInfoTree* tree)
-      : s_(scenario), file_(file), locator_(tree) {}
+            const google::protobuf::TextFormat::ParseInfoTree* tree, std::string_view text)
+      : s_(scenario), file_(file), locator_(tree), text_(text) {}
 
   LoadResult run() {
     resolve_training_sizes();
@@ -534,6 +536,10 @@ class Validator {
 
   void resolve_strategy() {
     const Strategy& st = s_.strategy();
+    if (!st.passes().empty()) {
+      resolve_passes();
+      return;
+    }
     if (st.pipeline_schedule().empty()) {
       schedule_ = "1f1b";
       note("strategy.pipeline_schedule defaulted to \"1f1b\"");
@@ -577,58 +583,207 @@ class Validator {
                                                st.zero_stage()));
     }
 
-    static const std::vector<std::pair<std::string, strategies::Recompute>> recomputes = {
-        {"none", strategies::Recompute::NONE},
-        {"selective", strategies::Recompute::SELECTIVE},
-        {"full", strategies::Recompute::FULL},
-    };
-    if (st.recompute().empty()) {
-      recompute_ = strategies::Recompute::NONE;
-      note("strategy.recompute defaulted to \"none\"");
-    } else {
-      for (const auto& [name, value] : recomputes) {
-        if (st.recompute() == name) recompute_ = value;
-      }
-      if (!recompute_) {
-        error("strategy.recompute", fmt::format("unknown recompute {}{} (valid: none, selective, full)",
-                                                quote(st.recompute()),
-                                                suggestion(st.recompute(), {"none", "selective", "full"})));
-      }
-    }
-
+    resolve_recompute();
     if (zero_stage_ && recompute_) check_passes_registered();
   }
 
-  // Each strategy a scenario asks for is a registered pass (zero-N, recompute, overlap-…);
-  // one that is not yet would only fail when the program is built, without a position.
-  // The names come from strategies::pipeline_for, so this follows the registry's naming.
-  void check_passes_registered() {
+  // --- pass pipelines (strategies/registry.hpp) -------------------------------------------
+
+  // strategy.recompute: "none" or a variant of the registered recompute pass, with its
+  // parameters from the message strategy.recompute_<policy> when the schema has one.
+  void resolve_recompute() {
     const Strategy& st = s_.strategy();
+    std::vector<std::string> valid = {"none"};
+    for (const auto& v : strategies::variants_of("recompute")) valid.push_back(v);
+    const std::string policy = st.recompute().empty() ? "none" : st.recompute();
+    if (st.recompute().empty()) note("strategy.recompute defaulted to \"none\"");
+    if (std::find(valid.begin(), valid.end(), policy) == valid.end()) {
+      error("strategy.recompute", fmt::format("unknown recompute {}{} (valid: {})", quote(policy),
+                                              suggestion(policy, valid), join(valid)));
+    } else if (policy == "none") {
+      recompute_ = strategies::Recompute::NONE;
+    } else if (policy == "selective") {
+      recompute_ = strategies::Recompute::SELECTIVE;
+    } else if (policy == "full") {
+      recompute_ = strategies::Recompute::FULL;
+    } else {
+      recompute_ = strategies::Recompute::NONE;  // the enum names no other policy: it runs from spec.passes
+      recompute_pass_ = strategies::PassInvocation{"recompute", {{"", policy}}};
+    }
+    // Parameter messages: only the chosen policy's, whose fields become its key=value arguments.
+    namespace pb = google::protobuf;
+    const pb::Reflection* reflection = st.GetReflection();
+    for (int i = 0; i < Strategy::descriptor()->field_count(); ++i) {
+      const pb::FieldDescriptor* f = Strategy::descriptor()->field(i);
+      if (f->message_type() == nullptr || !f->name().starts_with("recompute_") || !reflection->HasField(st, f))
+        continue;
+      std::string wants = f->name().substr(std::strlen("recompute_"));
+      std::replace(wants.begin(), wants.end(), '_', '-');
+      if (!recompute_pass_ || recompute_pass_->args.front().value != wants) {
+        error("strategy." + f->name(),
+              fmt::format("parameters of recompute {}, but recompute is {} (set recompute: {} or drop {})",
+                          quote(wants), quote(policy), quote(wants), f->name()));
+        continue;
+      }
+      const pb::Message& params = reflection->GetMessage(st, f);
+      std::vector<const pb::FieldDescriptor*> set;
+      params.GetReflection()->ListFields(params, &set);
+      for (const pb::FieldDescriptor* p : set) {
+        if (p->cpp_type() == pb::FieldDescriptor::CPPTYPE_INT64)
+          recompute_pass_->args.push_back({p->name(), std::to_string(params.GetReflection()->GetInt64(params, p))});
+        else if (p->cpp_type() == pb::FieldDescriptor::CPPTYPE_BOOL)
+          recompute_pass_->args.push_back({p->name(), params.GetReflection()->GetBool(params, p) ? "1" : "0"});
+      }
+    }
+  }
+
+  // The pipeline the strategy block asks for (pipeline_for over the resolved values, with a
+  // recompute policy the spec's enum does not name inserted where recompute runs).
+  strategies::Pipeline derived_pipeline() const {
     strategies::TrainingSpec spec;
+    spec.layout = strategies::Layout{tensor_.value_or(1), pipeline_.value_or(1), data_.value_or(1),
+                                     s_.parallel().sequence_parallel(), virtual_stages_.value_or(1),
+                                     first_stage_.value_or(0), last_stage_.value_or(0)};
     spec.pipeline_schedule = schedule_;
-    spec.zero_stage = *zero_stage_;
-    spec.recompute = *recompute_;
-    spec.overlap_grad_reduce = st.overlap_grad_reduce();
-    spec.overlap_param_gather = st.overlap_param_gather();
-    spec.overlap_tp_comm = st.overlap_tp_comm();
-    for (const std::string& name : strategies::pipeline_for(spec)) {
-      if (name == schedule_ || strategies::find_pass(name) != nullptr) continue;  // schedule: checked above
+    spec.zero_stage = zero_stage_.value_or(0);
+    spec.recompute = recompute_.value_or(strategies::Recompute::NONE);
+    spec.overlap_grad_reduce = s_.strategy().overlap_grad_reduce();
+    spec.overlap_param_gather = s_.strategy().overlap_param_gather();
+    spec.overlap_tp_comm = s_.strategy().overlap_tp_comm();
+    strategies::Pipeline p = strategies::pipeline_for(spec);
+    if (recompute_pass_) {
+      auto at = std::find_if(p.begin(), p.end(), [](const strategies::PassInvocation& inv) {
+        const strategies::PassInfo* info = strategies::find_pass(inv);
+        return info != nullptr &&
+               (info->kind == strategies::PassKind::OVERLAP || info->kind == strategies::PassKind::SCHEDULE);
+      });
+      p.insert(at, *recompute_pass_);
+    }
+    return p;
+  }
+
+  // Line and column just inside the string value of the text-format field at `path` (the
+  // field's own position when the text is not at hand).
+  std::pair<int, int> string_value_start(const std::string& path) const {
+    auto [line, column] = locator_.locate(path);
+    if (line == 0 || text_.empty()) return {line, column};
+    std::size_t start = 0;
+    for (int l = 1; l < line && start != std::string_view::npos; ++l) {
+      start = text_.find('\n', start);
+      if (start != std::string_view::npos) ++start;
+    }
+    if (start == std::string_view::npos) return {line, column};
+    const std::size_t quote_at = text_.find_first_of("\"'", start + static_cast<std::size_t>(column - 1));
+    const std::size_t eol = text_.find('\n', start);
+    if (quote_at == std::string_view::npos || quote_at > eol) return {line, column};
+    return {line, static_cast<int>(quote_at - start) + 2};
+  }
+  // An error at a 1-based column inside strategy.passes' string (0: at the field).
+  void error_in_passes(std::size_t column_in_string, std::string message) {
+    auto [line, column] = locator_.locate("strategy.passes");
+    if (column_in_string > 0 && !text_.empty()) {
+      auto [l, c] = string_value_start("strategy.passes");
+      if (c != column) column = c + static_cast<int>(column_in_string) - 1;
+      line = l;
+    }
+    errors_.push_back({file_, line, column, "strategy.passes", std::move(message)});
+  }
+
+  // strategy.passes: the pipeline written out. Parsed and checked here (positions inside the
+  // string), exclusive with the other strategy fields, its layout equal to the parallel block's.
+  void resolve_passes() {
+    namespace pb = google::protobuf;
+    const Strategy& st = s_.strategy();
+    auto parsed = strategies::parse_pipeline(st.passes());
+    if (const auto* e = std::get_if<strategies::PipelineSyntaxError>(&parsed)) {
+      const bool wants_name = e->message.starts_with("expected a pass name");
+      error_in_passes(e->column, e->message + (wants_name ? fmt::format(" (registered passes: {})",
+                                                                        join(strategies::pass_names()))
+                                                          : std::string()));
+      return;
+    }
+    const strategies::Pipeline& pipeline = std::get<strategies::Pipeline>(parsed);
+    std::vector<strategies::PassError> problems = strategies::check_pipeline(pipeline);
+    for (const auto& e : problems) error_in_passes(e.column, e.message);
+    const pb::Reflection* reflection = st.GetReflection();
+    for (int i = 0; i < Strategy::descriptor()->field_count(); ++i) {
+      const pb::FieldDescriptor* f = Strategy::descriptor()->field(i);
+      if (f->name() == "passes" || !reflection->HasField(st, f)) continue;
+      error("strategy." + f->name(), "cannot be combined with strategy.passes, which writes out the whole pipeline "
+                                     "(say it in the passes string, or drop passes and use the strategy fields)");
+    }
+    if (!problems.empty()) return;
+    const strategies::TrainingSpec spec = strategies::with_pipeline(strategies::TrainingSpec{}, pipeline);
+    const strategies::Layout& l = spec.layout;
+    const std::vector<std::tuple<const char*, const char*, MaybeInt, Int>> layout = {
+        {"tensor", "parallel.tensor", tensor_, l.tensor},
+        {"pipeline", "parallel.pipeline", pipeline_, l.pipeline},
+        {"data", "parallel.data", data_, l.data},
+        {"pipeline", "parallel.virtual_stages", virtual_stages_, l.virtual_stages},
+        {"pipeline", "parallel.first_stage_layers", first_stage_.value_or(0), l.first_stage_layers},
+        {"pipeline", "parallel.last_stage_layers", last_stage_.value_or(0), l.last_stage_layers},
+        {"tensor", "parallel.sequence_parallel", Int{s_.parallel().sequence_parallel()}, Int{l.sequence_parallel}},
+    };
+    for (const auto& [pass, field, resolved, written] : layout) {
+      if (!resolved || *resolved == written) continue;
+      std::size_t column = 0;
+      std::string shown = pass;
+      for (const auto& inv : pipeline)
+        if (inv.name == pass) {
+          column = inv.column;
+          shown = strategies::to_string(inv);
+        }
+      error_in_passes(column, fmt::format("{} disagrees with {} = {}: the parallel block sizes the cluster, and the "
+                                          "layout passes must say the same",
+                                          shown, field, *resolved));
+    }
+    schedule_ = spec.pipeline_schedule;
+    zero_stage_ = spec.zero_stage;
+    recompute_ = spec.recompute;
+    passes_ = spec.passes;
+  }
+
+  // Each strategy a scenario asks for is a registered pass (zero(N), recompute(…),
+  // overlap-…) with valid parameters, in a pipeline whose requirements hold; one that is
+  // not would only fail when the program is built, without a position. The pipeline comes
+  // from strategies::pipeline_for, so this follows the registry's naming.
+  void check_passes_registered() {
+    const strategies::Pipeline pipeline = derived_pipeline();
+    for (const strategies::PassError& e : strategies::check_pipeline(pipeline)) {
+      if (e.pass < 0) continue;  // no schedule: pipeline_schedule is checked above
+      const strategies::PassInvocation& inv = pipeline[static_cast<std::size_t>(e.pass)];
+      const strategies::PassInfo* info = strategies::find_pass(inv);
+      if (info == nullptr && inv.name == schedule_) continue;  // an unknown schedule: reported above
       // The field that asked for it: overlap-grad-reduce comes from overlap_grad_reduce.
-      std::string field = name;
+      std::string field = inv.name;
       std::replace(field.begin(), field.end(), '-', '_');
-      std::string path = "strategy";
-      if (name.starts_with("zero-")) {
+      std::string path = "strategy", hint;
+      if (inv.name == "zero") {
         path = "strategy.zero_stage";
-      } else if (name == "selective" || name == "full") {
-        path = "strategy.recompute";
+      } else if (inv.name == "recompute") {
+        // Its parameters' message when written, else the policy.
+        const std::string params = "strategy.recompute_" + field_name(inv.args.front().value);
+        const google::protobuf::FieldDescriptor* f = field_at(params);
+        const bool written = f != nullptr && s_.strategy().GetReflection()->HasField(s_.strategy(), f);
+        path = written ? params : "strategy.recompute";
+        if (f != nullptr && !written) hint = fmt::format(" (its parameters go in {} {{ … }})", f->name());
+      } else if (info != nullptr && info->kind == strategies::PassKind::SCHEDULE) {
+        path = "strategy.pipeline_schedule";
       } else if (field_at("strategy." + field) != nullptr) {
         path = "strategy." + field;
+      } else if (info != nullptr && info->kind == strategies::PassKind::LAYOUT) {
+        path = "parallel";
       }
-      std::vector<std::string> registered;
-      for (const auto& pass : strategies::all_passes()) registered.emplace_back(pass.name);
-      error(path, fmt::format("needs the strategy pass {}, which is not implemented yet (registered passes: {})",
-                              quote(name), join(registered)));
+      if (info == nullptr)
+        error(path, fmt::format("needs the strategy pass {}, which is not implemented yet ({})",
+                                quote(strategies::to_string(inv)), e.message));
+      else
+        error(path, e.message + hint);
     }
+  }
+  static std::string field_name(std::string name) {
+    std::replace(name.begin(), name.end(), '-', '_');
+    return name;
   }
 
   // Every value build() reads must have been resolved when no error was reported; one that
@@ -704,6 +859,11 @@ class Validator {
     spec.overlap_grad_reduce = s_.strategy().overlap_grad_reduce();
     spec.overlap_param_gather = s_.strategy().overlap_param_gather();
     spec.overlap_tp_comm = s_.strategy().overlap_tp_comm();
+    if (!passes_.empty()) {
+      spec = strategies::with_pipeline(spec, passes_);
+    } else if (recompute_pass_) {
+      spec.passes = strategies::canonical(derived_pipeline());
+    }
 
     out.cluster.gpu = gpu_name_;
     out.cluster.nodes = *nodes_;
@@ -744,6 +904,9 @@ class Validator {
   std::string schedule_;
   MaybeInt zero_stage_;
   std::optional<strategies::Recompute> recompute_;
+  std::optional<strategies::PassInvocation> recompute_pass_;  // a policy the enum does not name
+  strategies::Pipeline passes_;  // strategy.passes, canonical
+  std::string_view text_;
   double train_tokens_ = 1e12;
   double price_per_gpu_hour_ = 0;
 };
@@ -751,8 +914,8 @@ class Validator {
 }  // namespace
 
 LoadResult validate(const Scenario& scenario, const std::string& file,
-                    const google::protobuf::TextFormat::ParseInfoTree* tree) {
-  return Validator(scenario, file, tree).run();
+                    const google::protobuf::TextFormat::ParseInfoTree* tree, std::string_view text) {
+  return Validator(scenario, file, tree, text).run();
 }
 
 }  // namespace trainsim::scenarios::detail

@@ -2,6 +2,7 @@
 // The semantic rules of a scenario: presets resolved, defaults applied (each one noted),
 // every rule checked and every violation reported, then the specs the lower layers take.
 #include <string>
+#include <string_view>
 
 #include <google/protobuf/text_format.h>
 
@@ -10,8 +11,9 @@
 namespace trainsim::scenarios::detail {
 
 // `tree` holds where each field was written (text format); nullptr for JSON, whose
-// diagnostics then carry the field path without a line.
+// diagnostics then carry the field path without a line. `text` (text format only) places
+// errors inside a string value: a column of strategy.passes.
 LoadResult validate(const Scenario& scenario, const std::string& file,
-                    const google::protobuf::TextFormat::ParseInfoTree* tree);
+                    const google::protobuf::TextFormat::ParseInfoTree* tree, std::string_view text = {});
 
 }  // namespace trainsim::scenarios::detail

@@ -4,11 +4,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <fstream>
 #include <sstream>
 
+#include "cli/report.hpp"
 #include "cli/run_command.hpp"
+#include "strategies/registry.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -119,6 +122,86 @@ TEST(RunCommand, TraceIsTraceEventJsonWithAProcessPerGpu) {
   EXPECT_GT(complete, 0u);
   for (const auto& [id, balance] : flow_ends) EXPECT_EQ(balance, 0) << "flow " << id;
   std::filesystem::remove(path);
+}
+
+// ---------------------------------------------------------------------------------------
+// Pipelines written out: `passes:` gives the same report as the strategy block it spells.
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The text report of `text` loaded as if it were `file`, fast fidelity.
+std::string report_of(const std::string& text, const std::string& file) {
+  auto loaded = scenarios::load_text(text, file);
+  if (auto* d = std::get_if<std::vector<scenarios::Diagnostic>>(&loaded)) {
+    std::string all;
+    for (const auto& e : *d) all += e.str() + "\n";
+    ADD_FAILURE() << all;
+    return {};
+  }
+  return simulate_scenario(std::get<scenarios::LoadedScenario>(loaded), strategies::Fidelity::FAST).text;
+}
+
+TEST(Passes, AWrittenPipelineGivesTheSameReportAsItsStrategyBlock) {
+  const std::regex block(R"(strategy\s*\{[^}]*\})");
+  // Strategy blocks that set every field (a defaulted one adds a "defaulted" note to the
+  // report, which a written pipeline has no reason to say).
+  struct Case {
+    std::string file, strategy;  // strategy: replaces the example's block ("" keeps it)
+  };
+  const std::vector<Case> cases = {
+      {"gpt-1.7b-a100-32.textproto", R"(strategy { pipeline_schedule: "1f1b" zero_stage: 0 recompute: "none" })"},
+      {"gpt3-175b-a100-1024.textproto", ""},
+      {"llama3-70b-h100-512.textproto", ""},
+      {"gpt3-175b-a100-1024.textproto",
+       R"(strategy { pipeline_schedule: "1f1b" zero_stage: 0 recompute: "every-k" recompute_every_k { k: 2 } })"},
+      {"llama3-70b-h100-512.textproto",
+       R"(strategy { pipeline_schedule: "interleaved-1f1b" zero_stage: 1 recompute: "selective" overlap_tp_comm: true })"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file + " " + c.strategy);
+    const std::string path = example(c.file);
+    const std::string base = read(path);
+    ASSERT_TRUE(std::regex_search(base, block));
+    const std::string original = c.strategy.empty() ? base : std::regex_replace(base, block, c.strategy);
+    auto loaded = scenarios::load_text(original, path);
+    ASSERT_TRUE(std::holds_alternative<scenarios::LoadedScenario>(loaded));
+    const std::string pipeline =
+        strategies::build_program(std::get<scenarios::LoadedScenario>(loaded).training).pipeline_string();
+    const std::string written = std::regex_replace(base, block, "strategy { passes: \"" + pipeline + "\" }");
+    const std::string a = report_of(original, path), b = report_of(written, path);
+    EXPECT_NE(a.find("passes    " + pipeline + "\n"), std::string::npos) << a;
+    EXPECT_EQ(a, b);
+  }
+}
+
+TEST(Passes, ListingShowsEveryPassWithItsParameters) {
+  const std::string text = passes_text();
+  for (const auto& p : strategies::all_passes()) {
+    EXPECT_NE(text.find(p.signature()), std::string::npos) << p.signature();
+    EXPECT_NE(text.find(p.description), std::string::npos) << p.name;
+  }
+  for (const char* line : {"tensor(size,sp)", "pipeline(size,v=1,first=0,last=0)", "recompute(every-k,k=…)",
+                           "    k      integer ≥ 1, required", "    v      integer ≥ 1, default 1",
+                           "    sp     flag", "requires: zero before:schedule"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+}
+
+TEST(Passes, EveryKWithKOneReportsWhatFullDoes) {
+  const std::regex block(R"(strategy\s*\{[^}]*\})");
+  const std::string path = example("gpt3-175b-a100-1024.textproto");
+  const std::string original = read(path);
+  std::string full = report_of(std::regex_replace(original, block, R"(strategy { recompute: "full" })"), path);
+  ASSERT_FALSE(full.empty());
+  std::string one = report_of(
+      std::regex_replace(original, block, R"(strategy { recompute: "every-k" recompute_every_k { k: 1 } })"), path);
+  const std::regex passes_line("passes    [^\n]*\n");
+  EXPECT_NE(full, one);  // the passes line names the policy
+  EXPECT_EQ(std::regex_replace(full, passes_line, ""), std::regex_replace(one, passes_line, ""));
 }
 
 }  // namespace

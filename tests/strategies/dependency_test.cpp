@@ -23,7 +23,13 @@ namespace {
 // A program with layout passes applied and no schedule yet.
 Program unscheduled(const TrainingSpec& spec) {
   Program p = initial_program(spec);
-  for (const char* name : {"tensor", "pipeline", "data"}) EXPECT_EQ(find_pass(name)->run(p), "") << name;
+  // Layout passes with the spec's sizes, as pipeline_for writes them.
+  for (const PassInvocation& pass : pipeline_for(spec)) {
+    const auto resolved = resolve(pass);
+    const ResolvedPass& r = std::get<ResolvedPass>(resolved);
+    if (r.info->kind != PassKind::LAYOUT) continue;
+    EXPECT_EQ(r.info->run(p, r.args), "") << pass.name;
+  }
   return p;
 }
 
@@ -41,8 +47,8 @@ std::uint32_t find_step(const Role& role, const std::string& label, std::int32_t
   return found;
 }
 
-bool has_dep(const Step& st, std::uint32_t target, Dep::On on) {
-  for (const StepDep& d : st.deps)
+bool has_dep(const Role& role, const Step& st, std::uint32_t target, Dep::On on) {
+  for (const StepDep& d : role.deps(st))
     if (d.step == target && d.on == on) return true;
   return false;
 }
@@ -98,21 +104,21 @@ TEST(Dependencies, Zero3GatherPrefetchedDLayersAhead) {
         }
         items = std::move(out);
       }
-  ASSERT_EQ(find_pass("1f1b")->run(p), "");
+  ASSERT_EQ(find_pass(PassInvocation{"1f1b", {}})->run(p, PassArgs{}), "");
   const Role& role = p.roles[0];
   for (std::int32_t mb = 0; mb < 2; ++mb)
     for (std::int32_t l = 0; l < 24; ++l) {
       const std::uint32_t g = find_step(role, "zero3-gather", l, mb, Direction::FORWARD);
       const std::uint32_t f = find_step(role, "fwd", l, mb, Direction::FORWARD);
       ASSERT_NE(g, sim::NONE);
-      EXPECT_TRUE(has_dep(role.steps[f], g, Dep::On::END)) << "layer " << l << " waits for its gather";
+      EXPECT_TRUE(has_dep(role, role.steps[f], g, Dep::On::END)) << "layer " << l << " waits for its gather";
       if (l >= d) {
-        EXPECT_TRUE(has_dep(role.steps[g], find_step(role, "fwd", l - d, mb, Direction::FORWARD), Dep::On::START))
+        EXPECT_TRUE(has_dep(role, role.steps[g], find_step(role, "fwd", l - d, mb, Direction::FORWARD), Dep::On::START))
             << "gather of layer " << l << " issued when layer " << l - d << " starts";
       }
       const std::uint32_t gb = find_step(role, "zero3-gather", l, mb, Direction::BACKWARD);
       if (l + d < 24)
-        EXPECT_TRUE(has_dep(role.steps[gb], find_step(role, "bwd", l + d, mb, Direction::BACKWARD), Dep::On::START));
+        EXPECT_TRUE(has_dep(role, role.steps[gb], find_step(role, "bwd", l + d, mb, Direction::BACKWARD), Dep::On::START));
     }
   // In the timeline: a gather of layer l ≥ d starts no earlier than layer l − d's forward.
   const Simulated full = simulate(p, Fidelity::FULL, 2);
@@ -144,7 +150,7 @@ TEST(Dependencies, GradientBucketsFollowTheLastAccumulationInGPipe) {
       const Item& bucket = role.item(st);
       const std::uint32_t last_bwd = find_step(role, "bwd", bucket.layer, 0, Direction::BACKWARD, true);
       EXPECT_GT(s, last_bwd) << "bucket of layer " << bucket.layer << " placed after micro-batch 0's backward";
-      EXPECT_TRUE(has_dep(st, last_bwd, Dep::On::END));
+      EXPECT_TRUE(has_dep(role, st, last_bwd, Dep::On::END));
     }
   }
   const auto cluster = testing::a100_cluster(8);
@@ -233,7 +239,7 @@ TEST(Dependencies, ActivationsCopiedToHostAndPrefetchedBeforeBackward) {
       }
       chunk.backward = std::move(bwd);
     }
-  ASSERT_EQ(find_pass("1f1b")->run(p), "");
+  ASSERT_EQ(find_pass(PassInvocation{"1f1b", {}})->run(p, PassArgs{}), "");
   const Role& role = p.roles[0];
   const Simulated full = simulate(p, Fidelity::FULL, 1);
   ASSERT_EQ(full.timeline.host_memory.size(), 1u);
@@ -287,7 +293,7 @@ TEST(Dependencies, BackwardSplitIntoInputAndWeightGradients) {
       b_items.insert(b_items.end(), w_items.begin(), w_items.end());
       chunk.backward = std::move(b_items);
     }
-  ASSERT_EQ(find_pass("1f1b")->run(p), "");
+  ASSERT_EQ(find_pass(PassInvocation{"1f1b", {}})->run(p, PassArgs{}), "");
   EXPECT_GT(freed_by_b, 0);
   EXPECT_GT(freed_by_w, 0);
   const Role& role = p.roles[0];

@@ -67,6 +67,7 @@ TEST(Fidelity, FastModeFollowsTheStagesOrder) {
   const Program gpipe = build_program(spec);
   Program mixed = one_f_one_b;
   mixed.roles[0].steps = gpipe.roles[0].steps;  // same templates, another order
+  mixed.roles[0].step_deps = gpipe.roles[0].step_deps;
   const auto cluster = testing::a100_cluster(8);
   const auto cost = testing::a100_cost();
   auto run = [&](const Program& p, Fidelity f) {

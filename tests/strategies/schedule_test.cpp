@@ -63,7 +63,7 @@ std::int64_t uniform_makespan(const char* schedule, int p, int m, int v) {
     role.prologue.clear();
   }
   prog.passes_run.clear();
-  EXPECT_EQ(find_pass(schedule)->run(prog), "");
+  EXPECT_EQ(find_pass(PassInvocation{schedule, {}})->run(prog, PassArgs{}), "");
   auto cluster = testing::a100_cluster(p);
   auto cost = testing::a100_cost();
   Lowered low = lower(prog, cluster, cost, Fidelity::FAST);
