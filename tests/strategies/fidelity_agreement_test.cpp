@@ -37,6 +37,7 @@ struct Case {
   std::int64_t nodes_per_leaf = 32;
   std::int64_t first_stage_layers = 0;
   bool fp16 = false;
+  const char* passes = nullptr;  // a written-out pipeline instead of the fields above
 };
 
 // gtest prints a failing parameter with this.
@@ -62,6 +63,7 @@ Sides run_both(const Case& c) {
   spec.overlap_param_gather = c.param;
   spec.overlap_tp_comm = c.tp_overlap;
   if (c.fp16) spec.dtype = hardware::Dtype::FP16;
+  if (c.passes != nullptr) spec = with_pipeline(spec, std::get<Pipeline>(parse_pipeline(c.passes)));
   const Program prog = build_program(spec);
 
   hardware::ClusterSpec cs;
@@ -160,6 +162,9 @@ INSTANTIATE_TEST_SUITE_P(
              Recompute::NONE, false, false, false, false, false, 1, 32, 4},
         Case{"64 GPUs Llama-2 7B, GQA/SwiGLU, overlaps", "h100-sxm", "llama2-7b", 4, 4, 4, 1, 16, "1f1b",
              Recompute::SELECTIVE, true, true, true, true, true},
+        Case{"64 GPUs every-3 recompute, ZeRO-1, overlaps", "h100-sxm", "gpt-1.7b", 2, 4, 8, 1, 16, "1f1b",
+             Recompute::NONE, false, false, false, false, false, 2, 2, 0, false,
+             "tensor(2),pipeline(4),data(8),zero(1),recompute(every-k,k=3),overlap-grad-reduce,overlap-param-gather,1f1b"},
         Case{"128 GPUs Llama-2 7B interleaved oversub 2", "h100-sxm", "llama2-7b", 8, 4, 4, 2, 16,
              "interleaved-1f1b", Recompute::NONE, true, true, true, true, true, 2, 4}),
     [](const ::testing::TestParamInfo<Case>& info) { return "case" + std::to_string(info.index); });
