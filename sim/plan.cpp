@@ -95,6 +95,19 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
     out.add([&] { return "stream_names has " + std::to_string(p.stream_names.size()) + " names for " +
                          std::to_string(p.streams_per_device) + " streams"; });
   }
+  if (!p.op_of_task.empty() && p.op_of_task.size() != n) {
+    out.add([&] { return "op_of_task has " + std::to_string(p.op_of_task.size()) + " entries for " + std::to_string(n) + " tasks"; });
+  }
+  for (std::size_t t = 0; t < p.op_of_task.size(); ++t)
+    if (p.op_of_task[t] != NONE && p.op_of_task[t] >= p.ops.size()) {
+      out.add([&] { return task_name(p, t) + " names op " + std::to_string(p.op_of_task[t]) + " of " + std::to_string(p.ops.size()); });
+      break;
+    }
+  for (std::size_t o = 0; o < p.ops.size(); ++o)
+    if (p.ops[o].group != NONE && p.ops[o].group >= p.op_groups.size()) {
+      out.add([&] { return "op " + std::to_string(o) + " names group " + std::to_string(p.ops[o].group) + " of " + std::to_string(p.op_groups.size()); });
+      break;
+    }
   if (!out.empty()) return out;  // the checks below index these arrays
 
   const std::size_t classes = p.mem_class_names.size();
@@ -337,6 +350,21 @@ void PlanBuilder::set_hosts(std::uint32_t num_hosts, std::vector<std::uint32_t> 
 
 void PlanBuilder::set_stream_names(std::vector<std::string> names) { plan_.stream_names = std::move(names); }
 
+std::uint32_t PlanBuilder::add_op(OpDescriptor op) {
+  plan_.ops.push_back(std::move(op));
+  return static_cast<std::uint32_t>(plan_.ops.size() - 1);
+}
+
+std::uint32_t PlanBuilder::add_op_group(std::vector<std::uint32_t> ranks) {
+  plan_.op_groups.push_back(std::move(ranks));
+  return static_cast<std::uint32_t>(plan_.op_groups.size() - 1);
+}
+
+void PlanBuilder::describe(TaskId t, std::uint32_t op) {
+  if (plan_.op_of_task.size() <= t) plan_.op_of_task.resize(std::size_t{t} + 1, NONE);
+  plan_.op_of_task[t] = op;
+}
+
 namespace {
 
 // CSR by counting sort on the source, then each row sorted and deduplicated, so that the
@@ -407,6 +435,7 @@ Plan PlanBuilder::finish() && {
   to_csr(n, edges_, plan_.succ_offset, plan_.succ);
   to_csr(n, start_edges_, plan_.start_succ_offset, plan_.start_succ);
 
+  if (!plan_.ops.empty()) plan_.op_of_task.resize(n, NONE);
   problems = detail::check_plan(plan_, detail::NO_LINK_CHECK);
   if (!problems.empty()) throw std::logic_error(problems.join("PlanBuilder::finish"));
   return std::move(plan_);

@@ -71,6 +71,19 @@ struct CommInstance {
   bool shares_links = false;
 };
 
+// What a task is, for the readers that want more than its time (Chakra export, the
+// critical-path report, calibration): kept in an optional side table so that the engine
+// never pays for it. Names are the builder's words; the engine does not interpret them.
+struct OpDescriptor {
+  enum class Kind : std::uint8_t { COMPUTE, COLLECTIVE, SEND_RECV, COPY, FOLDED };
+  Kind kind = Kind::COMPUTE;
+  std::string name;        // "layer3.fwd0", "all-reduce", "copy-d2h"
+  double flops = 0;        // COMPUTE, FOLDED: floating-point operations of the task's kernels
+  double bytes = 0;        // COMPUTE: HBM bytes moved; COLLECTIVE, SEND_RECV, COPY: message bytes
+  std::string dtype;       // "bf16"
+  std::uint32_t group = 0xffffffffu;  // COLLECTIVE, SEND_RECV: index into Plan::op_groups
+};
+
 // The network the flows run on: directed links with a capacity (bytes/s).
 struct NetworkSpec {
   std::vector<double> capacity_bytes_per_s;
@@ -117,6 +130,11 @@ struct Plan {
 
   std::vector<CommInstance> comms;
   std::vector<CommPattern> patterns;
+
+  // Optional op descriptors (empty when not asked for): op_of_task[t] indexes ops, or NONE.
+  std::vector<OpDescriptor> ops;
+  std::vector<std::uint32_t> op_of_task;
+  std::vector<std::vector<std::uint32_t>> op_groups;  // global ranks of a collective's group
 
   // Contention: COMPUTE tasks on `contended_stream` run (1 + contention_slowdown) times
   // slower while any COMM task of the same device runs on another stream (communication
@@ -169,6 +187,10 @@ class PlanBuilder {
   void add_start_edge(TaskId from, TaskId to);  // `to` waits for `from` to start
   void set_hosts(std::uint32_t num_hosts, std::vector<std::uint32_t> host_of_device);
   void set_stream_names(std::vector<std::string> names);
+  // Op descriptors: describe(t, op) after adding task t; ops are shared between tasks.
+  std::uint32_t add_op(OpDescriptor op);
+  std::uint32_t add_op_group(std::vector<std::uint32_t> ranks);
+  void describe(TaskId t, std::uint32_t op);
   void set_initial_memory(std::uint32_t device, std::uint8_t mem_class, std::int64_t bytes);
 
   // Validates (edge ends in range, every comm has as many tasks as participants, no task

@@ -133,9 +133,9 @@ namespace {
 class Lowering {
  public:
   Lowering(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
-           Fidelity fidelity)
-      : program_(program), cluster_(cluster), cost_(cost), fidelity_(fidelity), l_(program.spec.layout),
-        stages_(static_cast<std::int64_t>(program.roles.size())) {}
+           Fidelity fidelity, const LowerOptions& options)
+      : program_(program), cluster_(cluster), cost_(cost), fidelity_(fidelity), options_(options),
+        l_(program.spec.layout), stages_(static_cast<std::int64_t>(program.roles.size())) {}
 
   Lowered run();
 
@@ -148,11 +148,14 @@ class Lowering {
   sim::Time copy_time(const Item& it, std::uint32_t rank);
   std::vector<FoldGroup> fold_groups(const Role& role) const;
   const Folded& fold(const Role& role, const FoldGroup& g, const RankCoord& c);
+  sim::OpDescriptor describe(const Role& role, const Item& it, std::uint32_t group) const;
+  double item_flops(const Role& role, const Item& it) const;
 
   const Program& program_;
   const hardware::Cluster& cluster_;
   const hardware::CostModel& cost_;
   Fidelity fidelity_;
+  LowerOptions options_;
   const Layout& l_;
   std::int64_t stages_;
   double contention_ = 0;
@@ -376,6 +379,48 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
   return f;
 }
 
+// Model FLOPs of a compute item's kernels (what it pays of its segment's ops).
+double Lowering::item_flops(const Role& role, const Item& it) const {
+  double flops = 0;
+  for (const auto& op : role.segments[it.segment].ops) {
+    switch (it.cost) {
+      case Cost::FORWARD: flops += op.fwd_flops; break;
+      case Cost::BACKWARD: flops += op.bwd_input_flops + op.bwd_extra_flops + op.bwd_weight_flops; break;
+      case Cost::BACKWARD_INPUT: flops += op.bwd_input_flops + op.bwd_extra_flops; break;
+      case Cost::BACKWARD_WEIGHT: flops += op.bwd_weight_flops; break;
+    }
+  }
+  return flops * it.fraction;
+}
+
+sim::OpDescriptor Lowering::describe(const Role& role, const Item& it, std::uint32_t group) const {
+  sim::OpDescriptor d;
+  d.dtype = hardware::to_string(program_.spec.dtype);
+  switch (it.kind) {
+    case Item::Kind::COMPUTE: {
+      d.kind = sim::OpDescriptor::Kind::COMPUTE;
+      const Segment& seg = role.segments[it.segment];
+      d.name = seg.name;
+      d.flops = item_flops(role, it);
+      for (const auto& op : seg.ops) d.bytes += (it.cost == Cost::FORWARD ? op.fwd_bytes : op.bwd_bytes) * it.fraction;
+      break;
+    }
+    case Item::Kind::COLLECTIVE:
+      d.kind = it.collective.op == hardware::Collective::SEND_RECV ? sim::OpDescriptor::Kind::SEND_RECV
+                                                                   : sim::OpDescriptor::Kind::COLLECTIVE;
+      d.name = hardware::to_string(it.collective.op);
+      d.bytes = it.collective.bytes;
+      d.group = group;
+      break;
+    case Item::Kind::COPY:
+      d.kind = sim::OpDescriptor::Kind::COPY;
+      d.name = it.copy.way == CopyNeed::Way::DEVICE_TO_HOST ? "copy-d2h" : "copy-h2d";
+      d.bytes = it.copy.bytes;
+      break;
+  }
+  return d;
+}
+
 Lowered Lowering::run() {
   const Layout& l = l_;
   if (l.tensor != program_.applied.tensor || l.data != program_.applied.data || stages_ != l.pipeline)
@@ -441,6 +486,23 @@ Lowered Lowering::run() {
         for (std::uint32_t k = groups[r][gi].first; k <= groups[r][gi].last; ++k) group_of_step[r][k] = gi;
     }
 
+  // Op descriptors, shared by every task of the same item and group.
+  std::map<std::tuple<std::int64_t, int, std::int32_t, std::uint32_t, std::uint32_t>, std::uint32_t> op_of_item;
+  std::map<std::vector<std::uint32_t>, std::uint32_t> op_group_of;
+  auto op_group = [&](std::vector<std::uint32_t> ranks) {
+    auto [pos, fresh] = op_group_of.try_emplace(ranks, 0);
+    if (fresh) pos->second = b.add_op_group(std::move(ranks));
+    return pos->second;
+  };
+  auto describe_task = [&](std::uint32_t task, const Role& role, const Step& step, std::uint32_t group) {
+    if (!options_.describe_ops) return;
+    const auto key = std::make_tuple(static_cast<std::int64_t>(role.stage), static_cast<int>(step.list), step.chunk,
+                                     step.index, group);
+    auto [pos, fresh] = op_of_item.try_emplace(key, 0);
+    if (fresh) pos->second = b.add_op(describe(role, role.item(step), group));
+    b.describe(task, pos->second);
+  };
+
   for (std::uint32_t dev = 0; dev < num_devices; ++dev) {
     const std::uint32_t rank = out.device_rank[dev];
     const RankCoord c = coord_of(l, rank);
@@ -479,6 +541,22 @@ Lowered Lowering::run() {
           if (out.parts_of_task.size() <= task) out.parts_of_task.resize(task + 1, sim::NONE);
           out.parts_of_task[task] = static_cast<std::uint32_t>(out.parts.size());
           out.parts.push_back(f.parts);
+          if (options_.describe_ops) {
+            // A folded run: the kernels of its compute items, and the bytes its collectives move.
+            sim::OpDescriptor d;
+            d.kind = sim::OpDescriptor::Kind::FOLDED;
+            d.dtype = hardware::to_string(program_.spec.dtype);
+            for (std::uint32_t k = g.first; k <= g.last; ++k) {
+              const Item& x = role.item(role.steps[k]);
+              if (x.kind == Item::Kind::COMPUTE) {
+                d.flops += item_flops(role, x);
+                if (d.name.empty()) d.name = role.segments[x.segment].name + "…";
+              } else {
+                d.bytes += x.collective.bytes;
+              }
+            }
+            b.describe(task, b.add_op(std::move(d)));
+          }
           for (std::uint32_t k = g.first; k <= g.last; ++k) {
             tasks[k] = task;
             // Tensor-parallel collectives folded in keep their place in the group's sequence.
@@ -491,6 +569,7 @@ Lowered Lowering::run() {
       }
       if (it.kind == Item::Kind::COMPUTE) {
         tasks[i] = b.add_compute(ts, compute_time(it, c.stage));
+        describe_task(tasks[i], role, step, sim::NONE);
         continue;
       }
       if (it.kind == Item::Kind::COPY) {
@@ -504,6 +583,7 @@ Lowered Lowering::run() {
           pos->second = b.add_pattern(std::move(pat));
         }
         tasks[i] = b.add_copy(ts, pos->second, it.copy.bytes);
+        describe_task(tasks[i], role, step, sim::NONE);
         continue;
       }
       if (step.kind == Step::Kind::SEND) {
@@ -521,6 +601,7 @@ Lowered Lowering::run() {
         }
         const std::uint32_t task = b.add_comm_task(ts, b.add_comm(inst));
         tasks[i] = task;
+        if (options_.describe_ops) describe_task(task, role, step, op_group({rank, peer}));
         send_task[send_slot(dev, step.micro_batch, step.chunk, step.direction)] = task;
         continue;
       }
@@ -545,6 +626,7 @@ Lowered Lowering::run() {
         pos->second = b.add_comm(inst);
       }
       tasks[i] = b.add_comm_task(ts, pos->second);
+      if (options_.describe_ops) describe_task(tasks[i], role, step, op_group(group_ranks(l, it.collective.dim, c, stages_)));
     }
   }
 
@@ -582,8 +664,8 @@ Lowered Lowering::run() {
 }  // namespace
 
 Lowered lower(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
-              Fidelity fidelity) {
-  return Lowering(program, cluster, cost, fidelity).run();
+              Fidelity fidelity, const LowerOptions& options) {
+  return Lowering(program, cluster, cost, fidelity, options).run();
 }
 
 }  // namespace trainsim::strategies

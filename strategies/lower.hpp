@@ -42,9 +42,15 @@ struct RankCoord {
 std::uint32_t rank_of(const Layout& layout, const RankCoord& c);
 RankCoord coord_of(const Layout& layout, std::uint32_t rank);
 
+struct LowerOptions {
+  // Fill the Plan's op descriptors (what each task is: op, FLOPs, bytes, collective, group,
+  // dtype) for Chakra export, the critical-path report and calibration.
+  bool describe_ops = false;
+};
+
 // Throws std::invalid_argument when the program's layout does not fit the cluster.
 Lowered lower(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
-              Fidelity fidelity);
+              Fidelity fidelity, const LowerOptions& options = {});
 
 // Seconds one compute step of `segment` costs (sum over its ops) for the share `what` of
 // its work: forward, whole backward, or the backward's input- or weight-gradient half.

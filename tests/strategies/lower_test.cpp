@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sim/simulate.hpp"
 #include "strategies/analysis.hpp"
 #include "strategies/lower.hpp"
@@ -65,6 +67,52 @@ TEST(Lower, LayoutMustMatchTheCluster) {
   Program prog = build_program(spec);
   auto cluster = testing::a100_cluster(16);
   EXPECT_THROW((void)lower(prog, cluster, testing::a100_cost(), Fidelity::FULL), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trainsim::strategies
+
+namespace trainsim::strategies {
+namespace {
+
+// Op descriptors: every task says what it is; a collective names its group's ranks; fast
+// fidelity's folded tasks carry the FLOPs of the compute they fold, the same total per
+// rank as full fidelity's separate tasks.
+TEST(Lower, OpDescriptorsDescribeEveryTask) {
+  auto spec = testing::gpt_spec(2, 2, 2, 8);
+  spec.recompute = Recompute::SELECTIVE;
+  const Program prog = build_program(spec);
+  const auto cluster = testing::a100_cluster(8);
+  LowerOptions options;
+  options.describe_ops = true;
+  const Lowered full = lower(prog, cluster, testing::a100_cost(), Fidelity::FULL, options);
+  const Lowered fast = lower(prog, cluster, testing::a100_cost(), Fidelity::FAST, options);
+  const sim::Plan& p = full.plan;
+  ASSERT_EQ(p.op_of_task.size(), p.size());
+  double flops_full_rank0 = 0, flops_fast_rank0 = 0;
+  for (sim::TaskId t = 0; t < p.size(); ++t) {
+    ASSERT_NE(p.op_of_task[t], sim::NONE) << "task " << t;
+    const sim::OpDescriptor& op = p.ops[p.op_of_task[t]];
+    EXPECT_EQ(op.dtype, "bf16");
+    if (p.kind[t] == sim::TaskKind::COMPUTE) {
+      EXPECT_EQ(op.kind, sim::OpDescriptor::Kind::COMPUTE);
+      if (p.device[t] == 0) flops_full_rank0 += op.flops;
+    } else {
+      ASSERT_NE(op.group, sim::NONE);
+      const auto& ranks = p.op_groups[op.group];
+      EXPECT_NE(std::find(ranks.begin(), ranks.end(), full.device_rank[p.device[t]]), ranks.end());
+      EXPECT_DOUBLE_EQ(op.bytes, p.comms[p.comm[t]].bytes);
+      if (op.kind == sim::OpDescriptor::Kind::COLLECTIVE && p.category[t] == static_cast<std::uint8_t>(Category::TP_COMM))
+        EXPECT_EQ(ranks.size(), 2u);
+    }
+  }
+  for (sim::TaskId t = 0; t < fast.plan.size(); ++t)
+    if (fast.plan.device[t] == 0 && fast.plan.kind[t] == sim::TaskKind::COMPUTE)
+      flops_fast_rank0 += fast.plan.ops[fast.plan.op_of_task[t]].flops;
+  EXPECT_GT(flops_full_rank0, 0);
+  EXPECT_NEAR(flops_fast_rank0, flops_full_rank0, 1e-9 * flops_full_rank0);
+  // Without the option the side table stays empty.
+  EXPECT_TRUE(lower(prog, cluster, testing::a100_cost(), Fidelity::FAST).plan.ops.empty());
 }
 
 }  // namespace
