@@ -27,7 +27,7 @@ std::vector<Row> time_rows(const strategies::TimeBreakdown& t) {
 
 }  // namespace
 
-std::string report_text(const scenarios::LoadedScenario& s, const strategies::RunReport& r) {
+std::string report_text(const scenarios::LoadedScenario& s, const report::RunReport& r) {
   const auto& spec = s.training;
   const auto& m = spec.model;
   const auto& l = spec.layout;
@@ -81,7 +81,7 @@ std::string report_text(const scenarios::LoadedScenario& s, const strategies::Ru
   return o;
 }
 
-std::string report_json(const scenarios::LoadedScenario& s, const strategies::RunReport& r) {
+std::string report_json(const scenarios::LoadedScenario& s, const report::RunReport& r) {
   using nlohmann::ordered_json;
   const auto& spec = s.training;
   ordered_json j;

@@ -36,9 +36,9 @@ RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategie
   const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network, options);
   if (trace != nullptr) write_trace(*trace, lowered, timeline);
   RunResult r;
-  r.report = strategies::analyze(program, lowered, timeline, cluster, cost);
-  r.report.planning = strategies::plan_run(r.report, scenario.train_tokens, scenario.price_per_gpu_hour,
-                                           scenario.gpu.board_power_w().value());
+  r.report = report::analyze(program, lowered, timeline, cluster, cost);
+  r.report.planning = report::plan_run(r.report, scenario.train_tokens, scenario.price_per_gpu_hour,
+                                       scenario.gpu.board_power_w().value());
   r.text = report_text(scenario, r.report);
   r.json = report_json(scenario, r.report);
   return r;

@@ -3,8 +3,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "report/run_report.hpp"
 #include "scenarios/loader.hpp"
-#include "strategies/analysis.hpp"
 #include "strategies/lower.hpp"
 
 namespace trainsim::cli {
@@ -18,7 +18,7 @@ struct RunOptions {
 
 // Everything a run produced, for callers that want more than the printed report.
 struct RunResult {
-  strategies::RunReport report;
+  trainsim::report::RunReport report;
   std::string text;
   std::string json;
 };

@@ -16,7 +16,7 @@
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "sim/simulate.hpp"
-#include "strategies/analysis.hpp"
+#include "report/run_report.hpp"
 #include "strategies/registry.hpp"
 
 namespace trainsim::cli {
@@ -276,7 +276,7 @@ RowOutcome validate_row(const RunRow& row, strategies::Fidelity fidelity) {
     const strategies::Program program = strategies::build_program(m.training);
     const strategies::Lowered lowered = strategies::lower(program, cluster, cost, fidelity);
     const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network);
-    const strategies::RunReport report = strategies::analyze(program, lowered, timeline, cluster, cost);
+    const report::RunReport report = report::analyze(program, lowered, timeline, cluster, cost);
     if (!(std::isfinite(report.iteration_s) && report.iteration_s > 0)) {
       o.skip_reason = fmt::format("the simulation gave no usable iteration time ({})", report.iteration_s);
       return o;

@@ -9,13 +9,14 @@ declare -A allowed=(
   [hardware]="sim"
   [models]=""
   [strategies]="sim hardware models"
+  [report]="sim hardware models strategies"
   [calibration]="sim hardware models"
-  [scenarios]="sim hardware models strategies calibration"
-  [cli]="sim hardware models strategies calibration scenarios"
+  [scenarios]="sim hardware models strategies report calibration"
+  [cli]="sim hardware models strategies report calibration scenarios"
 )
-folders="sim hardware models strategies calibration scenarios cli tests bench"
+folders="sim hardware models strategies report calibration scenarios cli tests bench"
 bad=0
-for dir in sim hardware models strategies calibration scenarios cli; do
+for dir in sim hardware models strategies report calibration scenarios cli; do
   while IFS= read -r line; do
     file=${line%%:*}
     inc=$(sed -n 's/.*#include *"\([^"]*\)".*/\1/p' <<<"$line")

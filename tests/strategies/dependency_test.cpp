@@ -10,8 +10,8 @@
 #include <numeric>
 #include <string>
 
+#include "report/run_report.hpp"
 #include "sim/simulate.hpp"
-#include "strategies/analysis.hpp"
 #include "strategies/detail/buckets.hpp"
 #include "strategies/lower.hpp"
 #include "strategies/registry.hpp"
@@ -156,7 +156,7 @@ TEST(Dependencies, GradientBucketsFollowTheLastAccumulationInGPipe) {
   const auto cluster = testing::a100_cluster(8);
   const auto cost = testing::a100_cost();
   const Lowered low = lower(p, cluster, cost, Fidelity::FULL);
-  const RunReport r = analyze(p, low, sim::simulate(low.plan, low.network), cluster, cost);
+  const report::RunReport r = report::analyze(p, low, sim::simulate(low.plan, low.network), cluster, cost);
   std::printf("GPipe + overlapped grad reduce: exposed dp %.6f s of %.6f s\n", r.time.exposed_dp_s, r.iteration_s);
   EXPECT_GT(r.time.exposed_dp_s, 0.0);
 }

@@ -16,8 +16,8 @@
 #include <ostream>
 #include <string>
 
+#include "report/run_report.hpp"
 #include "sim/simulate.hpp"
-#include "strategies/analysis.hpp"
 #include "strategies/lower.hpp"
 #include "strategies/registry.hpp"
 #include "tests/strategies/fixtures.hpp"
@@ -44,7 +44,7 @@ struct Case {
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 struct Sides {
-  RunReport fast, full;
+  report::RunReport fast, full;
 };
 
 Sides run_both(const Case& c) {
@@ -79,14 +79,14 @@ Sides run_both(const Case& c) {
   auto report = [&](Fidelity f) {
     const Lowered low = lower(prog, cluster, cost, f);
     const sim::Timeline tl = sim::simulate(low.plan, low.network);
-    return analyze(prog, low, tl, cluster, cost);
+    return report::analyze(prog, low, tl, cluster, cost);
   };
   return {report(Fidelity::FAST), report(Fidelity::FULL)};
 }
 
 void expect_agreement(const Case& c) {
   const Sides s = run_both(c);
-  const RunReport &fast = s.fast, &full = s.full;
+  const report::RunReport &fast = s.fast, &full = s.full;
   const double T = full.iteration_s;
   std::printf("%-44s time fast %.5f full %.5f (%+.3f%%)\n", c.name, fast.iteration_s, T,
               100 * (fast.iteration_s / T - 1));

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "sim/simulate.hpp"
-#include "strategies/analysis.hpp"
 #include "strategies/lower.hpp"
 #include "strategies/registry.hpp"
 #include "tests/strategies/fixtures.hpp"
@@ -31,25 +30,6 @@ TEST(Lower, FastFidelityKeepsOneRankPerStage) {
   Lowered low = lower(prog, cluster, testing::a100_cost(), Fidelity::FAST);
   EXPECT_EQ(low.plan.num_devices, 2u);
   EXPECT_EQ(low.device_rank, (std::vector<std::uint32_t>{0, 4}));
-}
-
-TEST(Analysis, BreakdownSumsToIterationTime) {
-  auto spec = testing::gpt_spec(2, 2, 2, 8);
-  spec.recompute = Recompute::FULL;
-  Program prog = build_program(spec);
-  auto cluster = testing::a100_cluster(8);
-  auto cost = testing::a100_cost();
-  for (auto f : {Fidelity::FULL, Fidelity::FAST}) {
-    Lowered low = lower(prog, cluster, cost, f);
-    const auto tl = sim::simulate(low.plan, low.network);
-    const RunReport r = analyze(prog, low, tl, cluster, cost);
-    EXPECT_NEAR(r.time.total(), r.iteration_s, 1e-9) << to_string(f);
-    EXPECT_GT(r.time.compute_s, 0);
-    EXPECT_GT(r.time.recompute_s, 0);
-    EXPECT_GT(r.time.bubble_s, 0);  // p = 2: fill and drain
-    EXPECT_GT(r.mfu, 0.05);
-    EXPECT_LT(r.mfu, 1.0);
-  }
 }
 
 TEST(Lower, FastAndFullAgreeOnASymmetricLayout) {

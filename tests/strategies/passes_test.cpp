@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "sim/simulate.hpp"
-#include "strategies/analysis.hpp"
+#include "report/run_report.hpp"
 #include "strategies/lower.hpp"
 #include "strategies/registry.hpp"
 #include "strategies/verify.hpp"
@@ -193,7 +193,7 @@ Program every_k(TrainingSpec spec, const std::string& recompute) {
 }
 
 struct Outcome {
-  RunReport report;
+  report::RunReport report;
   std::int64_t peak_activations = 0;
 };
 
@@ -203,7 +203,7 @@ Outcome simulate(const Program& prog, std::int64_t gpus, Fidelity fidelity = Fid
   Lowered low = lower(prog, cluster, cost, fidelity);
   const sim::Timeline tl = sim::simulate(low.plan, low.network);
   Outcome o;
-  o.report = analyze(prog, low, tl, cluster, cost);
+  o.report = report::analyze(prog, low, tl, cluster, cost);
   for (const auto& m : tl.memory) o.peak_activations = std::max(o.peak_activations, m.at_peak[static_cast<int>(MemClass::ACTIVATIONS)]);
   return o;
 }

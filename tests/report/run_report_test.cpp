@@ -1,0 +1,78 @@
+#include "report/run_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include "report/flops.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/lower.hpp"
+#include "strategies/registry.hpp"
+#include "tests/strategies/fixtures.hpp"
+
+namespace trainsim::report {
+namespace {
+
+namespace testing = strategies::testing;
+using strategies::Fidelity;
+
+TEST(RunReport, BreakdownSumsToIterationTime) {
+  auto spec = testing::gpt_spec(2, 2, 2, 8);
+  spec.recompute = strategies::Recompute::FULL;
+  const strategies::Program prog = strategies::build_program(spec);
+  const auto cluster = testing::a100_cluster(8);
+  const auto cost = testing::a100_cost();
+  for (auto f : {Fidelity::FULL, Fidelity::FAST}) {
+    const strategies::Lowered low = strategies::lower(prog, cluster, cost, f);
+    const auto tl = sim::simulate(low.plan, low.network);
+    const RunReport r = analyze(prog, low, tl, cluster, cost);
+    EXPECT_NEAR(r.time.total(), r.iteration_s, 1e-9) << to_string(f);
+    EXPECT_GT(r.time.compute_s, 0);
+    EXPECT_GT(r.time.recompute_s, 0);
+    EXPECT_GT(r.time.bubble_s, 0);  // p = 2: fill and drain
+    EXPECT_GT(r.mfu, 0.05);
+    EXPECT_LT(r.mfu, 1.0);
+  }
+}
+
+// HFU counts the forward work that recompute redoes; without recompute it is MFU. Full
+// recompute redoes every layer's forward, a third of a layer's forward + backward work,
+// so the recompute FLOPs stay below a third of the model's (which also has the head).
+TEST(RunReport, HfuAddsRecomputeFlops) {
+  const auto cluster = testing::a100_cluster(8);
+  const auto cost = testing::a100_cost();
+  auto run = [&](strategies::Recompute rc) {
+    auto spec = testing::gpt_spec(2, 2, 2, 8);
+    spec.recompute = rc;
+    const strategies::Program prog = strategies::build_program(spec);
+    const strategies::Lowered low = strategies::lower(prog, cluster, cost, Fidelity::FAST);
+    const RunReport r = analyze(prog, low, sim::simulate(low.plan, low.network), cluster, cost);
+    EXPECT_DOUBLE_EQ(r.recompute_flops, recompute_flops(prog));
+    return r;
+  };
+  const RunReport none = run(strategies::Recompute::NONE);
+  EXPECT_EQ(none.recompute_flops, 0.0);
+  EXPECT_DOUBLE_EQ(none.hfu, none.mfu);
+  const RunReport full = run(strategies::Recompute::FULL);
+  EXPECT_GT(full.recompute_flops, 0.2 * full.model_flops);
+  EXPECT_LT(full.recompute_flops, full.model_flops / 3);
+  EXPECT_GT(full.hfu, full.mfu);
+  EXPECT_NEAR(full.hfu / full.mfu, 1 + full.recompute_flops / full.model_flops, 1e-12);
+}
+
+TEST(RunReport, MemoryIsTheMostLoadedGpu) {
+  const auto spec = testing::gpt_spec(1, 2, 1, 4);
+  const strategies::Program prog = strategies::build_program(spec);
+  const auto cluster = testing::a100_cluster(2);
+  const auto cost = testing::a100_cost();
+  const strategies::Lowered low = strategies::lower(prog, cluster, cost, Fidelity::FULL);
+  const auto tl = sim::simulate(low.plan, low.network);
+  const MemoryBreakdown m = memory_breakdown(low, tl, cluster);
+  for (const auto& dm : tl.memory) EXPECT_LE(static_cast<double>(dm.peak_bytes), m.peak_bytes);
+  double sum = 0;
+  for (double b : m.at_peak) sum += b;
+  EXPECT_DOUBLE_EQ(sum, m.peak_bytes);
+  EXPECT_EQ(m.capacity_bytes, 80e9);
+  EXPECT_FALSE(m.out_of_memory);
+}
+
+}  // namespace
+}  // namespace trainsim::report
