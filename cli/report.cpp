@@ -145,7 +145,9 @@ std::string report_json(const scenarios::LoadedScenario& s, const strategies::Ru
   }
   j["planning"] = plan;
   j["defaults_applied"] = s.notes;
-  return j.dump(2) + "\n";
+  // Names come from files (a scenario path, a config.json folder) and need not be UTF-8;
+  // nlohmann::json would throw at dump time, so invalid bytes become U+FFFD.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace trainsim::cli

@@ -1,13 +1,17 @@
 #include "cli/run_command.hpp"
 
-#include <fstream>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 
+#include "cli/detail/output_file.hpp"
+#include "cli/memory_budget.hpp"
 #include "cli/report.hpp"
 #include "hardware/cost_model.hpp"
 #include "sim/simulate.hpp"
+#include "sim/time.hpp"
 #include "sim/trace.hpp"
+#include "strategies/plan_size.hpp"
 #include "strategies/registry.hpp"
 
 namespace trainsim::cli {
@@ -26,10 +30,16 @@ void write_trace(std::ostream& out, const strategies::Lowered& lowered, const si
 }  // namespace
 
 RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategies::Fidelity fidelity,
-                            std::ostream* trace) {
+                            std::ostream* trace, double max_memory_bytes) {
+  const double budget = max_memory_bytes > 0 ? max_memory_bytes : default_memory_budget();
   const hardware::Cluster cluster(scenario.cluster, scenario.gpu);
   const hardware::CostModel cost(scenario.gpu);
+  // Sizes are checked before each thing is built: a run too big for this machine is a
+  // message naming what to change, not std::bad_alloc halfway through.
+  strategies::check_plan_size(strategies::estimate_program(scenario.training), nullptr, fidelity, budget);
   const strategies::Program program = strategies::build_program(scenario.training);
+  const strategies::PlanSize fast = strategies::estimate_plan(program, strategies::Fidelity::FAST);
+  strategies::check_plan_size(strategies::estimate_plan(program, fidelity), &fast, fidelity, budget);
   const strategies::Lowered lowered = strategies::lower(program, cluster, cost, fidelity);
   sim::SimulateOptions options;
   options.record_memory_curve = trace != nullptr;
@@ -51,34 +61,52 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
     return 1;
   }
   const auto& scenario = std::get<scenarios::LoadedScenario>(loaded);
-  RunResult result;
-  std::ofstream trace;
+  if (auto refused = detail::refuse_overwriting_inputs({{"--json", options.json_path}, {"--trace", options.trace_path}},
+                                                       scenario.inputs)) {
+    err << *refused << '\n';
+    return 1;
+  }
+  std::optional<detail::OutputFile> trace;
   if (!options.trace_path.empty()) {
-    trace.open(options.trace_path, std::ios::binary);
-    if (!trace) {
-      err << options.trace_path << ": error: cannot open for writing\n";
+    trace.emplace(options.trace_path);
+    if (!trace->is_open()) {
+      err << trace->error() << '\n';
       return 1;
     }
   }
+  // What the simulation finds is about the scenario; only a failed trace write is about
+  // the trace file.
+  const std::string& scenario_path = options.scenario_path;
+  RunResult result;
   try {
-    result = simulate_scenario(scenario, options.fidelity, options.trace_path.empty() ? nullptr : &trace);
-  } catch (const std::invalid_argument& e) {
-    err << options.scenario_path << ": error: " << e.what() << '\n';
+    result = simulate_scenario(scenario, options.fidelity, trace ? &trace->stream() : nullptr,
+                               options.max_memory_bytes);
+  } catch (const sim::TimeRangeError& e) {
+    err << scenario_path << ": error: simulate: the iteration lasts longer than the engine's time range: " << e.what()
+        << " (check the scenario's rates and sizes, e.g. cluster.fabric.fat_tree.nic_gbps)\n";
     return 1;
-  } catch (const std::runtime_error& e) {
-    err << options.trace_path << ": error: " << e.what() << '\n';
+  } catch (const std::bad_alloc&) {
+    err << scenario_path << ": error: simulate: out of memory although the plan's estimate fitted the memory budget "
+        << "(--max-memory): use --fidelity fast or a smaller --max-memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    if (trace && !trace->stream()) {
+      err << options.trace_path << ": error: " << e.what() << '\n';
+    } else {
+      err << scenario_path << ": error: " << e.what() << '\n';
+    }
+    return 1;
+  }
+  if (trace && !trace->commit()) {
+    err << trace->error() << '\n';
     return 1;
   }
   out << result.text;
   if (!options.json_path.empty()) {
-    std::ofstream f(options.json_path, std::ios::binary);
-    if (!f) {
-      err << options.json_path << ": error: cannot open for writing\n";
-      return 1;
-    }
-    f << result.json;
-    if (!f) {
-      err << options.json_path << ": error: write failed\n";
+    detail::OutputFile json(options.json_path);
+    json.stream() << result.json;
+    if (!json.commit()) {
+      err << json.error() << '\n';
       return 1;
     }
   }

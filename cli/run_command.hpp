@@ -14,6 +14,7 @@ struct RunOptions {
   std::string json_path;   // empty: no JSON file
   std::string trace_path;  // empty: no Chrome trace
   strategies::Fidelity fidelity = strategies::Fidelity::FULL;
+  double max_memory_bytes = 0;  // --max-memory; 0: default_memory_budget()
 };
 
 // Everything a run produced, for callers that want more than the printed report.
@@ -25,12 +26,16 @@ struct RunResult {
 
 // Simulates one loaded scenario; writes a Chrome trace-event JSON to `trace` when given.
 // Throws std::invalid_argument for scenarios the strategies cannot build (an
-// unimplemented pass, a layout that does not fit).
+// unimplemented pass, a layout that does not fit) and strategies::PlanTooLarge (one too)
+// when the estimated Program or Plan needs more than `max_memory_bytes` (0: the default
+// budget); sim::TimeRangeError when the iteration outlasts the engine's time range.
 RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategies::Fidelity fidelity,
-                            std::ostream* trace = nullptr);
+                            std::ostream* trace = nullptr, double max_memory_bytes = 0);
 
 // The whole command: returns the process exit code, writes the report to `out` and
-// diagnostics to `err`.
+// diagnostics to `err`. Every failure is a line "PATH: error: …" naming the file it is
+// about (the scenario for anything the simulation finds, an output for a failed write);
+// outputs are written whole or not at all, and never over an input.
 int run_command(const RunOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace trainsim::cli

@@ -1,6 +1,7 @@
 #include "cli/runs_table.hpp"
 
 #include "cli/detail/text.hpp"
+#include "scenarios/input_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +20,7 @@ namespace trainsim::cli {
 namespace {
 
 using detail::join;
+using detail::printable;
 
 
 std::string_view trim(std::string_view s) {
@@ -235,7 +237,7 @@ RunRow read_row(RowReader& r, int line) {
 std::string TableError::str() const {
   std::string out = file;
   if (line > 0) out += fmt::format(":{}", line);
-  out += ": error: ";
+  out += warning ? ": warning: " : ": error: ";
   if (!column.empty()) out += fmt::format("column \"{}\": ", column);
   out += message;
   return out;
@@ -247,6 +249,15 @@ const std::vector<std::string>& required_columns() {
       "gpu", "gpus", "gpus_per_node", "nic_gbps", "tp", "pp", "dp", "cp", "ep", "vpp",
       "micro_batch", "global_batch", "recompute", "sequence_parallel", "zero_stage", "precision",
       "overlap", "metric", "value"};
+  return columns;
+}
+
+const std::vector<std::string>& known_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> c = required_columns();
+    c.insert(c.end(), {"source", "notes"});
+    return c;
+  }();
   return columns;
 }
 
@@ -397,6 +408,17 @@ TableResult read_runs_table(std::string_view text, const std::string& file) {
 
   RunsTable table;
   table.file = file;
+  std::vector<std::string> unknown;
+  for (const auto& [name, index] : header) {
+    if (std::find(known_columns().begin(), known_columns().end(), name) == known_columns().end())
+      unknown.push_back(fmt::format("\"{}\"", printable(name)));
+  }
+  if (!unknown.empty()) {
+    table.warnings.push_back({file, first.line, "",
+                              fmt::format("unknown column{} {} ignored (known columns: {})",
+                                          unknown.size() == 1 ? "" : "s", join(unknown), join(known_columns())),
+                              true});
+  }
   std::map<std::string, int, std::less<>> first_line;  // row name → line that first used it
   for (std::size_t k = 1; k < records.size(); ++k) {
     const CsvRecord& record = records[k];
@@ -426,21 +448,9 @@ TableResult read_runs_table(std::string_view text, const std::string& file) {
 }
 
 TableResult read_runs_table_file(const std::string& path) {
-  auto fail = [&](int error) {
-    return std::vector<TableError>{{path, 0, "", fmt::format("cannot read file: {}", std::strerror(error))}};
-  };
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!in) return fail(errno);
-  std::string text;
-  char buffer[1 << 16];
-  while (true) {
-    const std::size_t got = std::fread(buffer, 1, sizeof buffer, in.get());
-    // fopen succeeds on a directory; the read is what fails (EISDIR).
-    if (got < sizeof buffer && std::ferror(in.get())) return fail(errno);
-    text.append(buffer, got);
-    if (got < sizeof buffer) break;
-  }
-  return read_runs_table(text, path);
+  const scenarios::InputFile read = scenarios::read_input_file(path, scenarios::MAX_RUNS_TABLE_BYTES);
+  if (!read.ok()) return std::vector<TableError>{{path, 0, "", "cannot read file: " + read.error}};
+  return read_runs_table(read.text, path);
 }
 
 }  // namespace trainsim::cli

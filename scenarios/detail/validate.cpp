@@ -21,6 +21,7 @@
 #include "models/presets.hpp"
 #include "scenarios/detail/parse.hpp"
 #include "scenarios/detail/schema.hpp"
+#include "scenarios/input_file.hpp"
 #include "strategies/registry.hpp"
 
 namespace trainsim::scenarios::detail {
@@ -32,8 +33,6 @@ using MaybeInt = std::optional<Int>;
 // Lists of valid values stop here; a longer list helps nobody read the message.
 // Divisors are found by trial division up to the square root; numbers beyond this are
 // no real model's and get no list (keeps the loader fast on hostile input).
-// A Hugging Face config.json is a few kilobytes; far more is not one (or is a device).
-constexpr std::size_t MAX_HF_CONFIG_BYTES = 16 << 20;
 
 // Products of user numbers can overflow int64 on hostile input; nullopt when they do.
 MaybeInt multiply(Int a, Int b) {
@@ -248,20 +247,22 @@ class Validator {
     const bool relative = path.is_relative();
     if (relative) path = fs::path(file_).parent_path() / path;
     const std::string shown = path.string();
-    std::variant<std::string, int> text = read_file(shown, MAX_HF_CONFIG_BYTES);
-    if (const int* errno_value = std::get_if<int>(&text)) {
+    // A Hugging Face config.json is a few kilobytes; far more is not one.
+    const InputFile text = read_input_file(shown, MAX_HF_CONFIG_BYTES);
+    if (!text.ok()) {
       error("model.hf_config",
-            fmt::format("cannot read Hugging Face config \"{}\": {}{}", printable(shown), std::strerror(*errno_value),
+            fmt::format("cannot read Hugging Face config \"{}\": {}{}", printable(shown), text.error,
                         relative ? " (a relative hf_config is read from the scenario file's folder)" : ""));
       return std::nullopt;
     }
-    auto parsed = models::parse_hf_config(std::get<std::string>(text), shown);
+    auto parsed = models::parse_hf_config(text.text, shown);
     if (const std::string* message = std::get_if<std::string>(&parsed)) {
       error("model.hf_config", *message);
       return std::nullopt;
     }
     models::ModelConfig model = std::get<models::ModelConfig>(std::move(parsed));
     note(fmt::format("model.hf_config: {} read from {}", model.name, shown));
+    inputs_.push_back(shown);
     return model;
   }
 
@@ -715,6 +716,7 @@ class Validator {
     out.train_tokens = train_tokens_;
     out.price_per_gpu_hour = price_per_gpu_hour_;
     out.notes = notes_;
+    out.inputs = inputs_;
     return out;
   }
 
@@ -723,6 +725,7 @@ class Validator {
   Locator locator_;
   std::vector<Diagnostic> errors_;
   std::vector<std::string> notes_;
+  std::vector<std::string> inputs_;  // files read besides the scenario (model.hf_config)
 
   std::optional<models::ModelConfig> preset_;  // the named preset, or the model of model.hf_config
   models::Family family_ = models::Family::GPT;
