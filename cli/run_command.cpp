@@ -1,5 +1,6 @@
 #include "cli/run_command.hpp"
 
+#include <new>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
@@ -54,6 +55,20 @@ RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategie
   return r;
 }
 
+std::string simulation_failure(const RunOptions& options, const std::exception& e, bool trace_failed) {
+  if (trace_failed) return options.trace_path + ": error: " + e.what();
+  const std::string& where = options.scenario_path;
+  if (dynamic_cast<const sim::TimeRangeError*>(&e) != nullptr) {
+    return where + ": error: simulate: the iteration lasts longer than the engine's time range: " + e.what() +
+           " (check the scenario's rates and sizes, e.g. cluster.fabric.fat_tree.nic_gbps)";
+  }
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+    return where + ": error: simulate: out of memory although the plan's estimate fitted the memory budget "
+                   "(--max-memory): use --fidelity fast or a smaller --max-memory";
+  }
+  return where + ": error: " + e.what();
+}
+
 int run_command(const RunOptions& options, std::ostream& out, std::ostream& err) {
   auto loaded = scenarios::load_file(options.scenario_path);
   if (auto* errors = std::get_if<std::vector<scenarios::Diagnostic>>(&loaded)) {
@@ -74,27 +89,12 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
       return 1;
     }
   }
-  // What the simulation finds is about the scenario; only a failed trace write is about
-  // the trace file.
-  const std::string& scenario_path = options.scenario_path;
   RunResult result;
   try {
     result = simulate_scenario(scenario, options.fidelity, trace ? &trace->stream() : nullptr,
                                options.max_memory_bytes);
-  } catch (const sim::TimeRangeError& e) {
-    err << scenario_path << ": error: simulate: the iteration lasts longer than the engine's time range: " << e.what()
-        << " (check the scenario's rates and sizes, e.g. cluster.fabric.fat_tree.nic_gbps)\n";
-    return 1;
-  } catch (const std::bad_alloc&) {
-    err << scenario_path << ": error: simulate: out of memory although the plan's estimate fitted the memory budget "
-        << "(--max-memory): use --fidelity fast or a smaller --max-memory\n";
-    return 1;
   } catch (const std::exception& e) {
-    if (trace && !trace->stream()) {
-      err << options.trace_path << ": error: " << e.what() << '\n';
-    } else {
-      err << scenario_path << ": error: " << e.what() << '\n';
-    }
+    err << simulation_failure(options, e, trace && !trace->stream()) << '\n';
     return 1;
   }
   if (trace && !trace->commit()) {

@@ -1,5 +1,6 @@
 #pragma once
 // `trainsim run`: scenario file → Program → Plan → simulated iteration → report.
+#include <exception>
 #include <iosfwd>
 #include <string>
 
@@ -31,6 +32,12 @@ struct RunResult {
 // budget); sim::TimeRangeError when the iteration outlasts the engine's time range.
 RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategies::Fidelity fidelity,
                             std::ostream* trace = nullptr, double max_memory_bytes = 0);
+
+// The error line for what the simulation of `options.scenario_path` threw. Whatever the
+// engine finds (a deadlock, a time beyond its range, a plan too large) is about the
+// scenario, so the line names the scenario file — the trace file only when writing the
+// trace is what failed (`trace_failed`).
+std::string simulation_failure(const RunOptions& options, const std::exception& e, bool trace_failed);
 
 // The whole command: returns the process exit code, writes the report to `out` and
 // diagnostics to `err`. Every failure is a line "PATH: error: …" naming the file it is
