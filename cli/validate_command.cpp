@@ -18,6 +18,7 @@
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "sim/simulate.hpp"
+#include "sim/time.hpp"
 #include "strategies/analysis.hpp"
 #include "strategies/plan_size.hpp"
 #include "strategies/registry.hpp"
@@ -295,8 +296,11 @@ RowOutcome validate_row(const RunRow& row, strategies::Fidelity fidelity, double
     o.peak_gib = report.memory.peak_bytes / GIB;
     o.capacity_gib = report.memory.capacity_bytes / GIB;
     o.pipeline = report.pipeline;
+  } catch (const sim::TimeRangeError& e) {
+    o.skip_reason = fmt::format("the iteration lasts longer than the engine's time range: {}", e.what());
   } catch (const std::invalid_argument& e) {
-    // The run is valid but asks for something the strategies cannot build yet.
+    // The run is valid but asks for something the strategies cannot build yet (or does
+    // not fit the memory budget: strategies::PlanTooLarge).
     o.skip_reason = e.what();
   } catch (const std::exception& e) {
     // Anything else is a simulator bug; it stops this row only.

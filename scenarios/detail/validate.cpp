@@ -729,9 +729,9 @@ class Validator {
     if (!(activations <= limits::BYTES_PER_GPU)) {
       error(s_.training().has_micro_batch_size() ? "training.micro_batch_size" : "training.sequence_length",
             fmt::format("the activations of a pipeline stage would take about {:.3g} bytes per GPU, more than {:.3g} "
-                        "(no GPU holds a millionth of that): reduce sequence_length or micro_batch_size, or use "
-                        "training.attention FLASH",
-                        activations, limits::BYTES_PER_GPU));
+                        "(no GPU holds a millionth of that): reduce sequence_length or micro_batch_size{}",
+                        activations, limits::BYTES_PER_GPU,
+                        spec.flash_attention ? ", or raise tensor or pipeline" : ", or use training.attention FLASH"));
     }
     // Mixed-precision Adam: about 20 bytes per parameter, split over tensor × pipeline.
     const double states = static_cast<double>(models::total_params(spec.model)) * 20.0 /

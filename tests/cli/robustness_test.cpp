@@ -185,6 +185,19 @@ TEST(RunErrors, NonUtf8ScenarioPathStillGivesAReportAndJson) {
   EXPECT_THAT(j.at("scenario").get<std::string>(), HasSubstr("bad\xef\xbf\xbd\xef\xbf\xbd.textproto"));
 }
 
+TEST(RunErrors, NonUtf8RowNameStillGivesValidationJson) {
+  ValidationResult r;
+  r.file = "runs\xff.csv";
+  RowOutcome row;
+  row.name = "row-\xc3";  // a cut UTF-8 sequence
+  row.skip_reason = "not simulated";
+  r.rows.push_back(row);
+  r.skipped = 1;
+  const auto j = nlohmann::json::parse(validation_json(r));
+  EXPECT_EQ(j.dump().find("\xff"), std::string::npos);
+  EXPECT_THAT(j.dump(), HasSubstr("row-\xef\xbf\xbd"));
+}
+
 // ---- data loss: outputs written whole, never over an input ----
 
 TEST(Outputs, TraceOverTheScenarioIsRefusedAndTheScenarioKept) {

@@ -108,6 +108,28 @@ TEST(Bounds, StateBeyondAnyGpuIsRefusedWithTheFigure) {
                                              "about ")));
 }
 
+// Every size at its bound at once: the loader's own arithmetic (products, the scale check
+// that builds a layer and counts parameters) must stay in range — the sanitizer run checks
+// that no signed overflow happens on the way — and the answer is an error, not garbage.
+TEST(Bounds, EverySizeAtItsBoundLoadsOrFailsCleanly) {
+  Text t;
+  t.model = R"(model { family: LLAMA num_layers: 8192 hidden_size: 1048576 num_attention_heads: 65536
+                       num_query_groups: 65536 ffn_hidden_size: 4194304 vocab_size: 16777216 })";
+  t.training = "training { sequence_length: 4194304 global_batch_size: 16777216 micro_batch_size: 16 }";
+  t.cluster = R"(cluster { gpu: "h100-sxm" gpus_per_node: 1024 nodes: 1024 fabric { fat_tree { nic_gbps: 400 } } })";
+  t.parallel = "parallel { tensor: 1024 pipeline: 1024 }";
+  EXPECT_THAT(t.errors(), Contains(HasSubstr("training.micro_batch_size: the activations of a pipeline stage would take "
+                                             "about 4.63e+18 bytes per GPU, more than 9.01e+15")));
+  // On one GPU the model states alone are beyond any memory.
+  t.model = R"(model { family: LLAMA num_layers: 10000 hidden_size: 1048576 num_attention_heads: 65536
+                       num_query_groups: 65536 ffn_hidden_size: 4194304 vocab_size: 16777216 })";
+  t.training = "training { sequence_length: 1 global_batch_size: 1 }";
+  t.cluster = R"(cluster { gpu: "h100-sxm" gpus_per_node: 1 nodes: 1 fabric { fat_tree { nic_gbps: 400 } } })";
+  t.parallel = "";
+  EXPECT_THAT(t.errors(), Contains(HasSubstr("model.hidden_size: the model states would take about 3.52e+18 bytes per "
+                                             "GPU")));
+}
+
 TEST(Bounds, AScenarioThatIsADeviceIsRefused) {
   const auto link = std::filesystem::temp_directory_path() / "trainsim-bounds-zero.json";
   std::filesystem::remove(link);
