@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/detail/output_file.hpp"
@@ -152,6 +154,25 @@ TEST(MaxMemory, SizesParseWithUnits) {
   EXPECT_FALSE(parse_bytes("4X"));
   EXPECT_FALSE(parse_bytes("1e309"));
   EXPECT_GT(default_memory_budget(), 0);
+}
+
+// "Llama-3 70B in its default fidelity on a 4 GB limit": the default budget follows the
+// process's limit (ulimit -d here, set in a child so that this process keeps its own).
+TEST(MaxMemory, TheDefaultBudgetFollowsTheProcessLimit) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    struct rlimit limit {};
+    ::getrlimit(RLIMIT_DATA, &limit);
+    limit.rlim_cur = rlim_t{4} << 30;
+    if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < limit.rlim_cur) limit.rlim_cur = limit.rlim_max;
+    const bool set = ::setrlimit(RLIMIT_DATA, &limit) == 0;
+    ::_exit(set && default_memory_budget() <= 0.8 * static_cast<double>(limit.rlim_cur) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 // ---- bounded reads ----
