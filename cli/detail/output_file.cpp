@@ -46,12 +46,17 @@ std::optional<std::string> refuse_overwriting_inputs(const std::vector<OutputPat
 }
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)), temporary_(path_ + ".tmp") {
+  // A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in place: renaming a
+  // file over it would replace the device node itself.
+  std::error_code ec;
+  const fs::file_status status = fs::status(path_, ec);
+  if (!ec && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status)) temporary_ = path_;
   out_.open(temporary_, std::ios::binary | std::ios::trunc);
   if (!out_) error_ = fmt::format("{}: error: cannot open for writing ({}: {})", path_, temporary_, std::strerror(errno));
 }
 
 OutputFile::~OutputFile() {
-  if (committed_) return;
+  if (committed_ || temporary_ == path_) return;
   if (out_.is_open()) out_.close();
   std::error_code ignored;
   fs::remove(temporary_, ignored);
@@ -69,6 +74,8 @@ bool OutputFile::commit() {
     error_ = fmt::format("{}: error: write failed", path_);
     return false;
   }
+  committed_ = temporary_ == path_;
+  if (committed_) return true;
   std::error_code ec;
   fs::rename(temporary_, path_, ec);
   if (ec) {

@@ -25,7 +25,8 @@ std::optional<std::string> refuse_overwriting_inputs(const std::vector<OutputPat
 
 class OutputFile {
  public:
-  // Opens PATH.tmp for writing; `error()` says why when that failed.
+  // Opens PATH.tmp for writing (PATH itself when it is a device or a pipe, such as
+  // /dev/null); `error()` says why when that failed.
   explicit OutputFile(std::string path);
   ~OutputFile();  // removes PATH.tmp unless commit() succeeded
   OutputFile(const OutputFile&) = delete;

@@ -265,6 +265,18 @@ TEST(Outputs, AFailedRunLeavesEarlierOutputsAsTheyWere) {
   EXPECT_FALSE(fs::exists(json.string() + ".tmp"));
 }
 
+// Root may rename over /dev/null: an output that is a device is written in place.
+TEST(Outputs, ADeviceOutputIsWrittenInPlaceNeverReplaced) {
+  RunOptions o;
+  o.scenario_path = example("gpt-1.7b-a100-32.textproto");
+  o.fidelity = strategies::Fidelity::FAST;
+  o.json_path = "/dev/null";
+  const auto r = run(o);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_FALSE(fs::exists("/dev/null.tmp"));
+}
+
 TEST(Outputs, ValidateRefusesJsonOverItsTable) {
   TempDir dir("validate");
   const auto table = write(dir.path / "runs.csv", "name\n");
