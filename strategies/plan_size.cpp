@@ -16,10 +16,13 @@ namespace {
 // share of flows about 105 (Llama-3 70B full: 86.7 M tasks in 9.0 GB). Rounded up.
 constexpr double BYTES_PER_STEP = 320;
 constexpr double BYTES_PER_TASK = 128;
-// The most items one layer adds to a micro-batch's forward plus backward templates, with
-// every strategy on (TP collectives around attention and MLP, GEMMs cut into chunks for
-// tensor-parallel overlap, recompute, gradient buckets): an upper bound, not an average.
-constexpr double ITEMS_PER_LAYER = 40;
+// Items one layer adds to a micro-batch's forward plus backward templates: an upper
+// bound for TP collectives around attention and MLP, recompute and gradient buckets
+// (measured: 3 for gpt-1.7b with full recompute, 12 for GPT-3 175B at t8) …
+constexpr double ITEMS_PER_LAYER = 16;
+// … and, with tensor-parallel overlap, each GEMM next to a collective cut into `tensor`
+// chunks (overlap_tp_comm.cpp; measured: 120 per layer for the Llama-3 70B example at t8).
+constexpr double OVERLAP_ITEMS_PER_LAYER_AND_CHUNK = 16;
 // The embedding and the head count as layers; the tail (gradient sync, optimizer) as a few.
 constexpr double EXTRA_LAYERS_PER_STAGE = 2;
 constexpr double TAIL_STEPS_PER_STAGE = 64;
@@ -44,8 +47,11 @@ PlanSize estimate_program(const TrainingSpec& spec) {
   const double even = std::ceil(static_cast<double>(spec.model.layers) / pipeline);
   const double fullest = std::max({even, static_cast<double>(l.first_stage_layers),
                                    static_cast<double>(l.last_stage_layers)});
+  const double items = ITEMS_PER_LAYER + (spec.overlap_tp_comm ? OVERLAP_ITEMS_PER_LAYER_AND_CHUNK *
+                                                                        static_cast<double>(l.tensor)
+                                                                  : 0.0);
   PlanSize s;
-  s.steps = pipeline * (micro_batches * (fullest + EXTRA_LAYERS_PER_STAGE) * ITEMS_PER_LAYER + TAIL_STEPS_PER_STAGE);
+  s.steps = pipeline * (micro_batches * (fullest + EXTRA_LAYERS_PER_STAGE) * items + TAIL_STEPS_PER_STAGE);
   s.bytes = s.steps * BYTES_PER_STEP;
   return s;
 }

@@ -22,6 +22,8 @@
 #include "cli/report.hpp"
 #include "cli/run_command.hpp"
 #include "cli/validate_command.hpp"
+#include "strategies/plan_size.hpp"
+#include "strategies/registry.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -143,6 +145,23 @@ TEST(RunErrors, APlanTooLargeForTheMemoryBudgetNamesTheFidelityToUse) {
   EXPECT_EQ(tiny.code, 1);
   EXPECT_THAT(tiny.err, HasSubstr("error: the run's program would hold about "));
   EXPECT_THAT(tiny.err, HasSubstr("reduce global_batch_size or num_layers, or raise --max-memory"));
+}
+
+// The Program estimate is made before the Program exists: it must not fall below what
+// build_program makes (else the memory check is no check), nor be so far above that real
+// runs are refused.
+TEST(PlanSize, EstimatesBoundTheProgramAndThePlanOfTheExamples) {
+  for (const char* name : {"gpt-1.7b-a100-32.textproto", "gpt3-175b-a100-1024.textproto",
+                           "llama3-70b-h100-512.textproto"}) {
+    const auto loaded = scenarios::load_file(example(name));
+    ASSERT_TRUE(std::holds_alternative<scenarios::LoadedScenario>(loaded)) << name;
+    const auto& spec = std::get<scenarios::LoadedScenario>(loaded).training;
+    const strategies::Program program = strategies::build_program(spec);
+    const strategies::PlanSize built = strategies::estimate_plan(program, strategies::Fidelity::FULL);
+    const strategies::PlanSize ahead = strategies::estimate_program(spec);
+    EXPECT_GE(ahead.steps, built.steps) << name;
+    EXPECT_LE(ahead.steps, 8 * built.steps) << name;
+  }
 }
 
 TEST(MaxMemory, SizesParseWithUnits) {
