@@ -386,11 +386,11 @@ class Validator {
 
   void resolve_planning() {
     const Planning& p = s_.planning();
+    // At least one iteration's tokens: fewer would plan zero iterations.
+    const double iteration_tokens = sequence_ && global_batch_
+                                        ? static_cast<double>(*sequence_) * static_cast<double>(*global_batch_)
+                                        : 1.0;
     if (p.has_train_tokens()) {
-      // At least one iteration's tokens: fewer would plan zero iterations.
-      const double iteration_tokens = sequence_ && global_batch_
-                                          ? static_cast<double>(*sequence_) * static_cast<double>(*global_batch_)
-                                          : 1.0;
       if (std::isfinite(p.train_tokens()) && p.train_tokens() >= iteration_tokens &&
           p.train_tokens() <= limits::MAX_TRAIN_TOKENS)
         train_tokens_ = p.train_tokens();
@@ -399,6 +399,11 @@ class Validator {
               fmt::format("must be a number of tokens from one iteration's (global_batch_size × sequence_length = "
                           "{:.0f}) to {:g}, got {}",
                           iteration_tokens, limits::MAX_TRAIN_TOKENS, p.train_tokens()));
+    } else if (iteration_tokens > train_tokens_) {
+      train_tokens_ = iteration_tokens;
+      note(fmt::format("planning.train_tokens defaulted to one iteration's tokens, {:.0f} (more than the usual "
+                       "1e12)",
+                       iteration_tokens));
     } else {
       note("planning.train_tokens defaulted to 1e12 (planning figures are for one trillion tokens)");
     }

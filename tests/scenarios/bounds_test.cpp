@@ -98,6 +98,18 @@ TEST(Bounds, PlanningFiguresStayFiniteAndNonZero) {
                                    "iteration's (global_batch_size × sequence_length = 1048576) to 1e+18, got 1e-300"));
 }
 
+TEST(Bounds, TheDefaultTrainTokensAreAtLeastOneIteration) {
+  const auto r = load_text(R"(model { preset: "gpt-1.7b" max_position_embeddings: 16777216 }
+training { sequence_length: 16777216 global_batch_size: 16777216 }
+cluster { preset: "dgx-a100-80gb" nodes: 4 })",
+                           "s.textproto");
+  const auto* s = std::get_if<LoadedScenario>(&r);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->train_tokens, 16777216.0 * 16777216.0);
+  EXPECT_THAT(s->notes, Contains("planning.train_tokens defaulted to one iteration's tokens, 281474976710656 (more "
+                                 "than the usual 1e12)"));
+}
+
 TEST(Bounds, StateBeyondAnyGpuIsRefusedWithTheFigure) {
   Text t;
   // Unfused attention keeps a·s²·b scores per layer: 64 heads × (2^22)² tokens².
