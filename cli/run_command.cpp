@@ -1,5 +1,6 @@
 #include "cli/run_command.hpp"
 
+#include <algorithm>
 #include <new>
 #include <optional>
 #include <ostream>
@@ -26,6 +27,33 @@ void write_trace(std::ostream& out, const strategies::Lowered& lowered, const si
                                  std::to_string(lowered.device_stage[d]) + ")");
   names.stream_names = {"compute", "tp-comm", "dp-comm", "pp-comm"};
   sim::write_chrome_trace(out, lowered.plan, timeline, names);
+}
+
+// The scenario field that asks for a strategy pass, so that a pass's own error names it:
+// "zero-1" comes from strategy.zero_stage, "overlap-tp-comm" from strategy.overlap_tp_comm.
+std::string field_of_pass(const std::string& pass) {
+  if (pass == "tensor" || pass == "pipeline" || pass == "data") return "parallel." + pass;
+  if (pass.starts_with("zero-")) return "strategy.zero_stage";
+  if (pass == "selective" || pass == "full") return "strategy.recompute";
+  if (pass.starts_with("overlap-")) {
+    std::string field = pass;
+    std::replace(field.begin(), field.end(), '-', '_');
+    return "strategy." + field;
+  }
+  const strategies::PassInfo* info = strategies::find_pass(pass);
+  if (info != nullptr && info->kind == strategies::PassKind::SCHEDULE) return "strategy.pipeline_schedule";
+  return "";
+}
+
+// `pass "NAME": …` or `strategy pass "NAME" …` (strategies/registry.cpp) → NAME.
+std::string pass_named_in(const std::string& message) {
+  for (const char* prefix : {"pass \"", "strategy pass \""}) {
+    if (!message.starts_with(prefix)) continue;
+    const std::size_t begin = std::string_view(prefix).size();
+    const std::size_t end = message.find('"', begin);
+    if (end != std::string::npos) return message.substr(begin, end - begin);
+  }
+  return "";
 }
 
 }  // namespace
@@ -66,7 +94,9 @@ std::string simulation_failure(const RunOptions& options, const std::exception& 
     return where + ": error: simulate: out of memory although the plan's estimate fitted the memory budget "
                    "(--max-memory): use --fidelity fast or a smaller --max-memory";
   }
-  return where + ": error: " + e.what();
+  const std::string message = e.what();
+  const std::string field = field_of_pass(pass_named_in(message));
+  return where + ": error: " + (field.empty() ? "" : field + ": ") + message;
 }
 
 int run_command(const RunOptions& options, std::ostream& out, std::ostream& err) {

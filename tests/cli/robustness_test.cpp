@@ -104,6 +104,14 @@ TEST(RunErrors, EngineFailuresNameTheScenarioNeverTheTrace) {
   // The cost model's own checks get the scenario's name too.
   EXPECT_EQ(simulation_failure(o, std::invalid_argument("kernel bytes must be finite and >= 0"), false),
             "s.textproto: error: kernel bytes must be finite and >= 0");
+  // A pass's error names the field that asked for the pass.
+  EXPECT_EQ(simulation_failure(o, std::invalid_argument("pass \"zero-1\": needs data > 1"), false),
+            "s.textproto: error: strategy.zero_stage: pass \"zero-1\": needs data > 1");
+  EXPECT_EQ(simulation_failure(o, std::invalid_argument("pass \"interleaved-1f1b\": needs virtual stages"), false),
+            "s.textproto: error: strategy.pipeline_schedule: pass \"interleaved-1f1b\": needs virtual stages");
+  EXPECT_EQ(simulation_failure(o, std::invalid_argument("strategy pass \"overlap-tp-comm\" is not implemented"),
+                               false),
+            "s.textproto: error: strategy.overlap_tp_comm: strategy pass \"overlap-tp-comm\" is not implemented");
 }
 
 // A scenario that passes validation and still outlasts the engine's time range: a slow NIC
