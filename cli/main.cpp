@@ -2,19 +2,35 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <string>
 
+#include "cli/guard.hpp"
+#include "cli/memory_budget.hpp"
 #include "cli/report.hpp"
 #include "cli/run_command.hpp"
 #include "cli/validate_command.hpp"
 #include "strategies/registry.hpp"
 
-int main(int argc, char** argv) {
-  using namespace trainsim;
+namespace {
+
+using namespace trainsim;
+
+// --max-memory's text → bytes, checked by CLI11 with the option's own message.
+CLI::Validator bytes_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return cli::parse_bytes(text) ? "" : "expected a size such as 4G, 512M or 2000000000, got \"" + text + "\"";
+      },
+      "SIZE");
+}
+
+int run_main(int argc, char** argv) {
   CLI::App app{"trainsim: a discrete-event simulator of large-scale neural-network training clusters"};
   app.require_subcommand(1);
 
   cli::RunOptions run;
   std::string fidelity = "full";
+  std::string run_memory;
   auto* run_cmd = app.add_subcommand("run", "simulate one training iteration of a scenario and print the report");
   run_cmd->add_option("scenario", run.scenario_path, "scenario file (.textproto or .json)")->required();
   run_cmd->add_option("--json", run.json_path, "also write the report as JSON to this file");
@@ -22,11 +38,13 @@ int main(int argc, char** argv) {
                       "write a Chrome trace-event JSON (open it in Perfetto or chrome://tracing)");
   run_cmd->add_option("--fidelity", fidelity, "full: every rank and flow; fast: one rank per stage, closed-form collectives")
       ->check(CLI::IsMember({"full", "fast"}));
+  run_cmd->add_option("--max-memory", run_memory, cli::memory_budget_help())->check(bytes_validator());
 
   auto* passes_cmd = app.add_subcommand("passes", "list the registered strategy passes, their parameters and what they require and provide");
 
   cli::ValidateOptions validate;
   std::string validate_fidelity = "fast";
+  std::string validate_memory;
   auto* validate_cmd = app.add_subcommand(
       "validate", "simulate every run of a runs table (CSV) and compare predicted with measured iteration time");
   validate_cmd->add_option("table", validate.table_path, "runs table (.csv; format: ../shared/validation/README.md)")
@@ -36,16 +54,20 @@ int main(int argc, char** argv) {
       ->add_option("--fidelity", validate_fidelity,
                    "fast (default): one rank per stage, closed-form collectives; full: every rank and flow")
       ->check(CLI::IsMember({"full", "fast"}));
+  validate_cmd->add_option("--max-memory", validate_memory, cli::memory_budget_help() + " (per row)")
+      ->check(bytes_validator());
   validate_cmd->footer(cli::defaults_help());
 
   CLI11_PARSE(app, argc, argv);
 
   if (*run_cmd) {
     run.fidelity = fidelity == "fast" ? strategies::Fidelity::FAST : strategies::Fidelity::FULL;
+    if (!run_memory.empty()) run.max_memory_bytes = *cli::parse_bytes(run_memory);
     return cli::run_command(run, std::cout, std::cerr);
   }
   if (*validate_cmd) {
     validate.fidelity = validate_fidelity == "full" ? strategies::Fidelity::FULL : strategies::Fidelity::FAST;
+    if (!validate_memory.empty()) validate.max_memory_bytes = *cli::parse_bytes(validate_memory);
     return cli::validate_command(validate, std::cout, std::cerr);
   }
   if (*passes_cmd) {
@@ -53,4 +75,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Nothing a command throws may end the process by a signal: one error line, status 1.
+  return trainsim::cli::guarded([&] { return run_main(argc, argv); }, std::cerr);
 }

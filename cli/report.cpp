@@ -147,7 +147,9 @@ std::string report_json(const scenarios::LoadedScenario& s, const report::RunRep
   }
   j["planning"] = plan;
   j["defaults_applied"] = s.notes;
-  return j.dump(2) + "\n";
+  // Names come from files (a scenario path, a config.json folder) and need not be UTF-8;
+  // nlohmann::json would throw at dump time, so invalid bytes become U+FFFD.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string passes_text() {

@@ -1,6 +1,8 @@
 #include "cli/runs_table.hpp"
 
 #include "cli/detail/text.hpp"
+#include "scenarios/input_file.hpp"
+#include "scenarios/limits.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +21,7 @@ namespace trainsim::cli {
 namespace {
 
 using detail::join;
+using detail::printable;
 
 
 std::string_view trim(std::string_view s) {
@@ -68,6 +71,19 @@ const std::vector<std::string>& metric_tokens() {
   return t;
 }
 
+std::int64_t size_bound(std::string_view column) {
+  namespace limits = scenarios::limits;
+  if (column == "layers" || column == "vpp") return limits::LAYERS;
+  if (column == "hidden") return limits::HIDDEN;
+  if (column == "heads" || column == "kv_heads") return limits::HEADS;
+  if (column == "ffn") return limits::FFN;
+  if (column == "vocab") return limits::VOCAB;
+  if (column == "seq") return limits::SEQUENCE;
+  if (column == "gpus_per_node") return limits::GPUS_PER_NODE;
+  if (column == "micro_batch" || column == "global_batch") return limits::BATCH;
+  return limits::GPUS;  // gpus, tp, pp, dp, cp, ep
+}
+
 // The header: column name → field index.
 using Header = std::map<std::string, std::size_t, std::less<>>;
 
@@ -115,12 +131,15 @@ class RowReader {
     return v;
   }
 
+  // A size, bounded as the scenario field it becomes (scenarios/limits.hpp): products of
+  // sizes must stay far inside int64.
   std::optional<std::int64_t> size(const char* column, bool required, const char* example) {
-    return integer(column, required, 1, INT64_MAX, fmt::format("a whole number ≥ 1, e.g. {}", example));
+    const std::int64_t bound = size_bound(column);
+    return integer(column, required, 1, bound, fmt::format("a whole number from 1 to {}, e.g. {}", bound, example));
   }
 
-  std::optional<double> positive(const char* column, const char* example) {
-    const std::string valid = fmt::format("a number > 0, e.g. {}", example);
+  std::optional<double> positive(const char* column, double min, double max, const char* example) {
+    const std::string valid = fmt::format("a number from {:g} to {:g}, e.g. {}", min, max, example);
     if (empty(column, true, valid)) return std::nullopt;
     const std::string_view s = text(column);
     double v = 0;
@@ -129,7 +148,7 @@ class RowReader {
       error(column, fmt::format("\"{}\" is not a number (valid: {})", s, valid));
       return std::nullopt;
     }
-    if (!std::isfinite(v) || v <= 0) {
+    if (!std::isfinite(v) || v < min || v > max) {
       error(column, fmt::format("{} is out of range (valid: {})", s, valid));
       return std::nullopt;
     }
@@ -211,7 +230,9 @@ RunRow read_row(RowReader& r, int line) {
   row.gpu = r.word("gpu", gpu_tokens());
   row.gpus = r.size("gpus", true, "32").value_or(0);
   row.gpus_per_node = r.size("gpus_per_node", true, "8").value_or(0);
-  row.nic_gbps = r.positive("nic_gbps", "200 (Gb/s per GPU)").value_or(0);
+  row.nic_gbps = r.positive("nic_gbps", scenarios::limits::MIN_NIC_GBPS, scenarios::limits::MAX_NIC_GBPS,
+                            "200 (Gb/s per GPU)")
+                     .value_or(0);
   row.tp = r.size("tp", true, "8").value_or(0);
   row.pp = r.size("pp", true, "4").value_or(0);
   row.dp = r.size("dp", false, "32");
@@ -226,7 +247,14 @@ RunRow read_row(RowReader& r, int line) {
   row.precision = r.token("precision", false, precision_tokens());
   row.overlap = r.overlap();
   row.metric = r.word("metric", metric_tokens());
-  row.value = r.positive("value", "3.528 (seconds per iteration)").value_or(0);
+  row.value = r.positive("value", scenarios::limits::MIN_ITERATION_S, scenarios::limits::MAX_ITERATION_S,
+                         "3.528 (seconds per iteration)")
+                  .value_or(0);
+  if (row.seq > 0 && row.micro_batch &&
+      *row.micro_batch * row.seq > scenarios::limits::TOKENS_PER_MICRO_BATCH) {  // both ≤ 2^24: exact
+    r.error("micro_batch", fmt::format("micro_batch × seq = {} × {} tokens per micro-batch is too many (at most {})",
+                                       *row.micro_batch, row.seq, scenarios::limits::TOKENS_PER_MICRO_BATCH));
+  }
   return row;
 }
 
@@ -235,7 +263,7 @@ RunRow read_row(RowReader& r, int line) {
 std::string TableError::str() const {
   std::string out = file;
   if (line > 0) out += fmt::format(":{}", line);
-  out += ": error: ";
+  out += warning ? ": warning: " : ": error: ";
   if (!column.empty()) out += fmt::format("column \"{}\": ", column);
   out += message;
   return out;
@@ -247,6 +275,15 @@ const std::vector<std::string>& required_columns() {
       "gpu", "gpus", "gpus_per_node", "nic_gbps", "tp", "pp", "dp", "cp", "ep", "vpp",
       "micro_batch", "global_batch", "recompute", "sequence_parallel", "zero_stage", "precision",
       "overlap", "metric", "value"};
+  return columns;
+}
+
+const std::vector<std::string>& known_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> c = required_columns();
+    c.insert(c.end(), {"source", "notes"});
+    return c;
+  }();
   return columns;
 }
 
@@ -397,6 +434,17 @@ TableResult read_runs_table(std::string_view text, const std::string& file) {
 
   RunsTable table;
   table.file = file;
+  std::vector<std::string> unknown;
+  for (const auto& [name, index] : header) {
+    if (std::find(known_columns().begin(), known_columns().end(), name) == known_columns().end())
+      unknown.push_back(fmt::format("\"{}\"", printable(name)));
+  }
+  if (!unknown.empty()) {
+    table.warnings.push_back({file, first.line, "",
+                              fmt::format("unknown column{} {} ignored (known columns: {})",
+                                          unknown.size() == 1 ? "" : "s", join(unknown), join(known_columns())),
+                              true});
+  }
   std::map<std::string, int, std::less<>> first_line;  // row name → line that first used it
   for (std::size_t k = 1; k < records.size(); ++k) {
     const CsvRecord& record = records[k];
@@ -426,21 +474,9 @@ TableResult read_runs_table(std::string_view text, const std::string& file) {
 }
 
 TableResult read_runs_table_file(const std::string& path) {
-  auto fail = [&](int error) {
-    return std::vector<TableError>{{path, 0, "", fmt::format("cannot read file: {}", std::strerror(error))}};
-  };
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!in) return fail(errno);
-  std::string text;
-  char buffer[1 << 16];
-  while (true) {
-    const std::size_t got = std::fread(buffer, 1, sizeof buffer, in.get());
-    // fopen succeeds on a directory; the read is what fails (EISDIR).
-    if (got < sizeof buffer && std::ferror(in.get())) return fail(errno);
-    text.append(buffer, got);
-    if (got < sizeof buffer) break;
-  }
-  return read_runs_table(text, path);
+  const scenarios::InputFile read = scenarios::read_input_file(path, scenarios::MAX_RUNS_TABLE_BYTES);
+  if (!read.ok()) return std::vector<TableError>{{path, 0, "", "cannot read file: " + read.error}};
+  return read_runs_table(read.text, path);
 }
 
 }  // namespace trainsim::cli

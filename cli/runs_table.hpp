@@ -22,6 +22,7 @@ struct TableError {
   int line = 0;        // 1-based line where the record starts; 0 when the file could not be read
   std::string column;  // the column's header name; empty for problems of a whole record
   std::string message;
+  bool warning = false;  // reading goes on; the line says "warning" instead of "error"
   std::string str() const;
 };
 
@@ -72,6 +73,9 @@ struct RunRow {
 struct RunsTable {
   std::string file;
   std::vector<RunRow> rows;  // in file order
+  // Things worth telling that do not stop reading: columns no reader knows (a misspelt
+  // column would otherwise pass unnoticed, its cells ignored).
+  std::vector<TableError> warnings;
 };
 
 using TableResult = std::variant<RunsTable, std::vector<TableError>>;
@@ -83,8 +87,10 @@ using TableResult = std::variant<RunsTable, std::vector<TableError>>;
 [[nodiscard]] TableResult read_runs_table_file(const std::string& path);
 
 // The columns the header must name. `source` and `notes` are provenance for people and
-// may be left out; any other column is ignored.
+// may be left out; any other column is ignored with a warning that names it.
 const std::vector<std::string>& required_columns();
+// Every column the reader knows: the required ones, then `source` and `notes`.
+const std::vector<std::string>& known_columns();
 // The `gpu` tokens of the format, with or without a shipped profile.
 const std::vector<std::string>& gpu_tokens();
 

@@ -12,11 +12,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/detail/output_file.hpp"
 #include "cli/detail/text.hpp"
+#include "cli/memory_budget.hpp"
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "sim/simulate.hpp"
 #include "report/run_report.hpp"
+#include "sim/time.hpp"
+#include "strategies/plan_size.hpp"
 #include "strategies/registry.hpp"
 
 namespace trainsim::cli {
@@ -259,7 +263,7 @@ MappedRow map_row(const RunRow& row) {
   return m;
 }
 
-RowOutcome validate_row(const RunRow& row, strategies::Fidelity fidelity) {
+RowOutcome validate_row(const RunRow& row, strategies::Fidelity fidelity, double max_memory_bytes) {
   RowOutcome o;
   o.name = row.name;
   o.line = row.line;
@@ -273,7 +277,11 @@ RowOutcome validate_row(const RunRow& row, strategies::Fidelity fidelity) {
   try {
     const hardware::Cluster cluster(m.cluster, *m.gpu);
     const hardware::CostModel cost(*m.gpu);
+    const double budget = max_memory_bytes > 0 ? max_memory_bytes : default_memory_budget();
+    strategies::check_plan_size(strategies::estimate_program(m.training), nullptr, fidelity, budget);
     const strategies::Program program = strategies::build_program(m.training);
+    const strategies::PlanSize fast = strategies::estimate_plan(program, strategies::Fidelity::FAST);
+    strategies::check_plan_size(strategies::estimate_plan(program, fidelity), &fast, fidelity, budget);
     const strategies::Lowered lowered = strategies::lower(program, cluster, cost, fidelity);
     const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network);
     const report::RunReport report = report::analyze(program, lowered, timeline, cluster, cost);
@@ -288,8 +296,11 @@ RowOutcome validate_row(const RunRow& row, strategies::Fidelity fidelity) {
     o.peak_gib = report.memory.peak_bytes / GIB;
     o.capacity_gib = report.memory.capacity_bytes / GIB;
     o.pipeline = report.pipeline;
+  } catch (const sim::TimeRangeError& e) {
+    o.skip_reason = fmt::format("the iteration lasts longer than the engine's time range: {}", e.what());
   } catch (const std::invalid_argument& e) {
-    // The run is valid but asks for something the strategies cannot build yet.
+    // The run is valid but asks for something the strategies cannot build yet (or does
+    // not fit the memory budget: strategies::PlanTooLarge).
     o.skip_reason = e.what();
   } catch (const std::exception& e) {
     // Anything else is a simulator bug; it stops this row only.
@@ -298,13 +309,13 @@ RowOutcome validate_row(const RunRow& row, strategies::Fidelity fidelity) {
   return o;
 }
 
-ValidationResult validate_table(const RunsTable& table, strategies::Fidelity fidelity) {
+ValidationResult validate_table(const RunsTable& table, strategies::Fidelity fidelity, double max_memory_bytes) {
   ValidationResult r;
   r.file = table.file;
   r.fidelity = fidelity;
   double sum = 0;
   for (const RunRow& row : table.rows) {
-    r.rows.push_back(validate_row(row, fidelity));
+    r.rows.push_back(validate_row(row, fidelity, max_memory_bytes));
     const RowOutcome& o = r.rows.back();
     if (!o.ran) {
       ++r.skipped;
@@ -386,7 +397,8 @@ std::string validation_json(const ValidationResult& r) {
   out["fidelity"] = strategies::to_string(r.fidelity);
   out["rows"] = std::move(rows);
   out["summary"] = std::move(summary);
-  return out.dump(2) + "\n";
+  // Row names and paths need not be UTF-8: invalid bytes become U+FFFD instead of a throw.
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string defaults_help() {
@@ -417,17 +429,19 @@ int validate_command(const ValidateOptions& options, std::ostream& out, std::ost
     for (const auto& e : *errors) err << e.str() << '\n';
     return 1;
   }
-  const ValidationResult result = validate_table(std::get<RunsTable>(read), options.fidelity);
+  const auto& table = std::get<RunsTable>(read);
+  for (const auto& w : table.warnings) err << w.str() << '\n';
+  if (auto refused = detail::refuse_overwriting_inputs({{"--json", options.json_path}}, {options.table_path})) {
+    err << *refused << '\n';
+    return 1;
+  }
+  const ValidationResult result = validate_table(table, options.fidelity, options.max_memory_bytes);
   out << validation_text(result);
   if (!options.json_path.empty()) {
-    std::ofstream f(options.json_path, std::ios::binary);
-    if (!f) {
-      err << options.json_path << ": error: cannot open for writing\n";
-      return 1;
-    }
-    f << validation_json(result);
-    if (!f) {
-      err << options.json_path << ": error: write failed\n";
+    detail::OutputFile json(options.json_path);
+    json.stream() << validation_json(result);
+    if (!json.commit()) {
+      err << json.error() << '\n';
       return 1;
     }
   }

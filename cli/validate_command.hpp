@@ -20,6 +20,7 @@ struct ValidateOptions {
   std::string table_path;
   std::string json_path;  // empty: no JSON file
   strategies::Fidelity fidelity = strategies::Fidelity::FAST;
+  double max_memory_bytes = 0;  // --max-memory, per row; 0: default_memory_budget()
 };
 
 // A value the row left empty and the validator filled in.
@@ -66,8 +67,10 @@ struct ValidationResult {
 
 // Maps and simulates one row. Never throws for a row's content: a row that cannot be
 // built or simulated comes back skipped, with the reason.
-RowOutcome validate_row(const RunRow& row, strategies::Fidelity fidelity);
-ValidationResult validate_table(const RunsTable& table, strategies::Fidelity fidelity);
+// A row whose plan would need more than `max_memory_bytes` (0: the default budget) is
+// skipped with the estimate and what to change.
+RowOutcome validate_row(const RunRow& row, strategies::Fidelity fidelity, double max_memory_bytes = 0);
+ValidationResult validate_table(const RunsTable& table, strategies::Fidelity fidelity, double max_memory_bytes = 0);
 
 inline constexpr int VALIDATION_SCHEMA_VERSION = 1;
 std::string validation_text(const ValidationResult& result);

@@ -202,6 +202,14 @@ std::variant<ModelConfig, std::string> parse_hf_config(const std::string& json_t
     auto [line, column] = position_of(json_text, e.byte == 0 ? 0 : e.byte - 1);
     return origin + ":" + std::to_string(line) + ":" + std::to_string(column) +
            ": invalid JSON: " + printable(parse_problem(e.what()), 200);
+  } catch (const Json::out_of_range& e) {
+    // A number beyond double's range ("1e400") is refused by the parser with out_of_range,
+    // which carries no position.
+    const std::string what = e.what();
+    const std::size_t id_end = what.find("] ");
+    return origin + ": invalid JSON: " +
+           printable(id_end == std::string::npos ? what : what.substr(id_end + 2), 200) +
+           " (a number beyond the range of a double)";
   }
   if (!config.is_object()) {
     return origin + ": expected a JSON object { \"model_type\": \"llama\", … } at the top level, got " +

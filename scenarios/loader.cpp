@@ -8,6 +8,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "scenarios/detail/parse.hpp"
+#include "scenarios/input_file.hpp"
 #include "scenarios/detail/validate.hpp"
 
 namespace trainsim::scenarios {
@@ -31,12 +32,11 @@ LoadResult load_file(const std::string& path) {
                                     fmt::format("unknown scenario file extension (valid: {})",
                                                 detail::valid_extensions())}};
   }
-  std::variant<std::string, int> read = detail::read_file(path);
-  if (const int* error = std::get_if<int>(&read)) {
-    return std::vector<Diagnostic>{{path, 0, 0, "", fmt::format("cannot read file: {}", std::strerror(*error))}};
-  }
-  const std::string& text = std::get<std::string>(read);
-  return load_text(text, path);
+  const InputFile read = read_input_file(path, MAX_SCENARIO_BYTES);
+  if (!read.ok()) return std::vector<Diagnostic>{{path, 0, 0, "", "cannot read file: " + read.error}};
+  LoadResult result = load_text(read.text, path);
+  if (auto* scenario = std::get_if<LoadedScenario>(&result)) scenario->inputs.insert(scenario->inputs.begin(), path);
+  return result;
 }
 
 LoadResult load_text(const std::string& text, const std::string& file) {

@@ -33,6 +33,9 @@ struct LoadedScenario {
   double train_tokens = 1e12;          // planning.train_tokens
   double price_per_gpu_hour = 0;       // planning.price_per_gpu_hour; 0: not given
   std::vector<std::string> notes;  // defaults that were applied, e.g. "parallel.data derived as 16"
+  // Every file the scenario was read from: itself (when loaded from a file) and the
+  // model.hf_config it names. An output written over one of them would destroy it.
+  std::vector<std::string> inputs;
 };
 
 using LoadResult = std::variant<LoadedScenario, std::vector<Diagnostic>>;

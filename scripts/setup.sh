@@ -8,6 +8,7 @@ packages=(
   libboost-dev libboost-graph-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (scripts/test.sh's fuzz stages)
 )
 missing=()
 for p in "${packages[@]}"; do

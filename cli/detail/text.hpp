@@ -1,7 +1,10 @@
 #pragma once
 // Small text helpers shared by the CLI's commands.
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace trainsim::cli::detail {
 
@@ -10,6 +13,20 @@ inline std::string join(const std::vector<std::string>& items, const char* separ
   for (const auto& item : items) {
     if (!out.empty()) out += separator;
     out += item;
+  }
+  return out;
+}
+
+// `s` with every byte outside printable ASCII written as \xNN, so that a message about
+// whatever a file held stays one clean line of valid text.
+inline std::string printable(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f)
+      out += c;
+    else
+      out += fmt::format("\\x{:02x}", u);
   }
   return out;
 }

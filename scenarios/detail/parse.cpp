@@ -286,22 +286,6 @@ Diagnostic json_diagnostic(const std::string& message, const std::string& text, 
 
 }  // namespace
 
-std::variant<std::string, int> read_file(const std::string& path, std::size_t max_bytes) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!in) return errno;
-  std::string text;
-  char buffer[1 << 16];
-  while (true) {
-    std::size_t n = std::fread(buffer, 1, sizeof buffer, in.get());
-    // fopen succeeds on a directory; the read is what fails (EISDIR).
-    if (n < sizeof buffer && std::ferror(in.get())) return errno;
-    if (n > max_bytes - text.size()) return EFBIG;
-    text.append(buffer, n);
-    if (n < sizeof buffer) break;
-  }
-  return text;
-}
-
 std::optional<Format> format_for(std::string_view file) {
   std::string lower(file);
   std::transform(lower.begin(), lower.end(), lower.begin(),

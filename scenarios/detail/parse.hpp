@@ -20,13 +20,6 @@ namespace trainsim::scenarios::detail {
 
 enum class Format { TEXT, JSON };
 
-// The bytes of the file at `path`, or the errno that stopped the read (a directory opens
-// but fails to read: EISDIR; more than `max_bytes`: EFBIG, so that a path naming a device
-// such as /dev/zero fails instead of filling memory). Scenarios and the model configs
-// they name are read alike.
-std::variant<std::string, int> read_file(const std::string& path,
-                                         std::size_t max_bytes = std::numeric_limits<std::size_t>::max());
-
 // The format a file name's extension selects; nullopt for any other extension.
 std::optional<Format> format_for(std::string_view file);
 // The extensions format_for accepts, for the error that lists them.

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -20,9 +21,12 @@
 #include "hardware/gpu_profile.hpp"
 #include "hardware/node_presets.hpp"
 #include "models/hf_config.hpp"
+#include "models/model.hpp"
 #include "models/presets.hpp"
 #include "scenarios/detail/parse.hpp"
 #include "scenarios/detail/schema.hpp"
+#include "scenarios/input_file.hpp"
+#include "scenarios/limits.hpp"
 #include "strategies/registry.hpp"
 
 namespace trainsim::scenarios::detail {
@@ -34,8 +38,6 @@ using MaybeInt = std::optional<Int>;
 // Lists of valid values stop here; a longer list helps nobody read the message.
 // Divisors are found by trial division up to the square root; numbers beyond this are
 // no real model's and get no list (keeps the loader fast on hostile input).
-// A Hugging Face config.json is a few kilobytes; far more is not one (or is a device).
-constexpr std::size_t MAX_HF_CONFIG_BYTES = 16 << 20;
 
 // Products of user numbers can overflow int64 on hostile input; nullopt when they do.
 MaybeInt multiply(Int a, Int b) {
@@ -68,6 +70,7 @@ class Validator {
     resolve_strategy();
     resolve_planning();
     if (errors_.empty()) check_resolved();
+    if (errors_.empty()) check_scale();
     if (!errors_.empty()) {
       // File order, as a compiler reports; errors without a position keep their order last.
       std::stable_sort(errors_.begin(), errors_.end(), [](const Diagnostic& a, const Diagnostic& b) {
@@ -86,10 +89,18 @@ class Validator {
   }
   void note(std::string message) { notes_.push_back(std::move(message)); }
 
-  // A written size field (rule 4): its value when positive, else an error and nullopt.
+  // A written size field (rule 4): its value when positive and within the field's bound
+  // (scenarios/limits.hpp), else an error and nullopt.
   MaybeInt size(const std::string& path, Int value) {
-    if (value > 0) return value;
-    error(path, fmt::format("must be a positive integer, got {}", value));
+    const Int bound = limits::for_field(path);
+    if (value > 0 && (bound == 0 || value <= bound)) return value;
+    if (value <= 0) {
+      error(path, fmt::format("must be a positive integer, got {}", value));
+    } else {
+      error(path, fmt::format("{} is too large: at most {} (far beyond any real run; larger values would overflow "
+                              "the simulator's arithmetic)",
+                              value, bound));
+    }
     return std::nullopt;
   }
   // A size field with a default: the written value, else the default (noted).
@@ -250,20 +261,22 @@ class Validator {
     const bool relative = path.is_relative();
     if (relative) path = fs::path(file_).parent_path() / path;
     const std::string shown = path.string();
-    std::variant<std::string, int> text = read_file(shown, MAX_HF_CONFIG_BYTES);
-    if (const int* errno_value = std::get_if<int>(&text)) {
+    // A Hugging Face config.json is a few kilobytes; far more is not one.
+    const InputFile text = read_input_file(shown, MAX_HF_CONFIG_BYTES);
+    if (!text.ok()) {
       error("model.hf_config",
-            fmt::format("cannot read Hugging Face config \"{}\": {}{}", printable(shown), std::strerror(*errno_value),
+            fmt::format("cannot read Hugging Face config \"{}\": {}{}", printable(shown), text.error,
                         relative ? " (a relative hf_config is read from the scenario file's folder)" : ""));
       return std::nullopt;
     }
-    auto parsed = models::parse_hf_config(std::get<std::string>(text), shown);
+    auto parsed = models::parse_hf_config(text.text, shown);
     if (const std::string* message = std::get_if<std::string>(&parsed)) {
       error("model.hf_config", *message);
       return std::nullopt;
     }
     models::ModelConfig model = std::get<models::ModelConfig>(std::move(parsed));
     note(fmt::format("model.hf_config: {} read from {}", model.name, shown));
+    inputs_.push_back(shown);
     return model;
   }
 
@@ -329,19 +342,23 @@ class Validator {
     nodes_ = required("cluster.nodes", c.has_nodes(), c.nodes(), "give the number of nodes");
     if (nodes_ && gpus_per_node_) {
       gpus_ = multiply(*nodes_, *gpus_per_node_);
-      if (!gpus_) {
-        error("cluster.nodes", fmt::format("nodes={} × gpus_per_node={} GPUs is more than any cluster holds",
-                                           *nodes_, *gpus_per_node_));
+      if (!gpus_ || *gpus_ > limits::GPUS) {
+        error("cluster.nodes", fmt::format("nodes={} × gpus_per_node={} GPUs is more than any cluster holds (at most "
+                                           "{} GPUs)",
+                                           *nodes_, *gpus_per_node_, limits::GPUS));
+        gpus_.reset();
       }
     }
 
     const FatTree& tree = c.fabric().fat_tree();
     if (tree.has_nic_gbps()) {
-      if (std::isfinite(tree.nic_gbps()) && tree.nic_gbps() > 0) {
+      if (std::isfinite(tree.nic_gbps()) && tree.nic_gbps() >= limits::MIN_NIC_GBPS &&
+          tree.nic_gbps() <= limits::MAX_NIC_GBPS) {
         nic_gbps_ = tree.nic_gbps();
       } else {
         error("cluster.fabric.fat_tree.nic_gbps",
-              fmt::format("must be a positive number (Gb/s per GPU NIC), got {}", tree.nic_gbps()));
+              fmt::format("must be a number of Gb/s per GPU NIC from {} to {}, got {}", limits::MIN_NIC_GBPS,
+                          limits::MAX_NIC_GBPS, tree.nic_gbps()));
       }
     } else if (node_) {
       nic_gbps_ = node_->nic_gbps;
@@ -353,12 +370,13 @@ class Validator {
             "(e.g. 200 for HDR InfiniBand, 400 for NDR)");
     }
     if (tree.has_oversubscription()) {
-      if (std::isfinite(tree.oversubscription()) && tree.oversubscription() >= 1) {
+      if (std::isfinite(tree.oversubscription()) && tree.oversubscription() >= 1 &&
+          tree.oversubscription() <= limits::MAX_OVERSUBSCRIPTION) {
         oversubscription_ = tree.oversubscription();
       } else {
         error("cluster.fabric.fat_tree.oversubscription",
-              fmt::format("must be ≥ 1 (leaf down/up bandwidth ratio; 1 is non-blocking), got {}",
-                          tree.oversubscription()));
+              fmt::format("must be from 1 to {} (leaf down/up bandwidth ratio; 1 is non-blocking), got {}",
+                          limits::MAX_OVERSUBSCRIPTION, tree.oversubscription()));
       }
     } else {
       oversubscription_ = 1.0;
@@ -370,20 +388,34 @@ class Validator {
 
   void resolve_planning() {
     const Planning& p = s_.planning();
+    // At least one iteration's tokens: fewer would plan zero iterations.
+    const double iteration_tokens = sequence_ && global_batch_
+                                        ? static_cast<double>(*sequence_) * static_cast<double>(*global_batch_)
+                                        : 1.0;
     if (p.has_train_tokens()) {
-      if (std::isfinite(p.train_tokens()) && p.train_tokens() > 0)
+      if (std::isfinite(p.train_tokens()) && p.train_tokens() >= iteration_tokens &&
+          p.train_tokens() <= limits::MAX_TRAIN_TOKENS)
         train_tokens_ = p.train_tokens();
       else
-        error("planning.train_tokens", fmt::format("must be a positive number of tokens, got {}", p.train_tokens()));
+        error("planning.train_tokens",
+              fmt::format("must be a number of tokens from one iteration's (global_batch_size × sequence_length = "
+                          "{:.0f}) to {:g}, got {}",
+                          iteration_tokens, limits::MAX_TRAIN_TOKENS, p.train_tokens()));
+    } else if (iteration_tokens > train_tokens_) {
+      train_tokens_ = iteration_tokens;
+      note(fmt::format("planning.train_tokens defaulted to one iteration's tokens, {:.0f} (more than the usual "
+                       "1e12)",
+                       iteration_tokens));
     } else {
       note("planning.train_tokens defaulted to 1e12 (planning figures are for one trillion tokens)");
     }
     if (p.has_price_per_gpu_hour()) {
-      if (std::isfinite(p.price_per_gpu_hour()) && p.price_per_gpu_hour() > 0)
+      if (std::isfinite(p.price_per_gpu_hour()) && p.price_per_gpu_hour() > 0 &&
+          p.price_per_gpu_hour() <= limits::MAX_PRICE_PER_GPU_HOUR)
         price_per_gpu_hour_ = p.price_per_gpu_hour();
       else
-        error("planning.price_per_gpu_hour",
-              fmt::format("must be a positive price per GPU-hour, got {}", p.price_per_gpu_hour()));
+        error("planning.price_per_gpu_hour", fmt::format("must be a positive price per GPU-hour of at most {:g}, got {}",
+                                                         limits::MAX_PRICE_PER_GPU_HOUR, p.price_per_gpu_hour()));
     }
   }
 
@@ -474,6 +506,7 @@ class Validator {
     if (p.has_last_stage_layers()) last_stage_ = size("parallel.last_stage_layers", p.last_stage_layers());
     const bool uneven = p.has_first_stage_layers() || p.has_last_stage_layers();
     if (uneven && pipeline_ && layers_) {
+      // Each is at most limits::LAYERS (size()), so the difference cannot overflow.
       const Int first = first_stage_.value_or(*layers_ / *pipeline_);
       const Int last = last_stage_.value_or(*layers_ / *pipeline_);
       const Int middle = *pipeline_ - 2;
@@ -517,6 +550,16 @@ class Validator {
   }
 
   void check_batch() {
+    if (micro_batch_ && sequence_) {
+      // Both ≤ 2^24, so the product is exact.
+      const Int tokens = *micro_batch_ * *sequence_;
+      if (tokens > limits::TOKENS_PER_MICRO_BATCH) {
+        error(s_.training().has_micro_batch_size() ? "training.micro_batch_size" : "training.sequence_length",
+              fmt::format("micro_batch_size × sequence_length = {} × {} = {} tokens per micro-batch is too many: at "
+                          "most {}",
+                          *micro_batch_, *sequence_, tokens, limits::TOKENS_PER_MICRO_BATCH));
+      }
+    }
     if (!global_batch_ || !micro_batch_ || !data_) return;
     MaybeInt step = multiply(*micro_batch_, *data_);
     if (step && *global_batch_ % *step == 0) return;
@@ -559,11 +602,13 @@ class Validator {
                         quote(schedule_), *virtual_stages_));
     }
     // Megatron's interleaved schedule walks micro-batches in groups of `pipeline`.
+    const MaybeInt per_step = micro_batch_ && data_ ? multiply(*micro_batch_, *data_) : std::nullopt;
     if (interleaved_v && schedule_ == "interleaved-1f1b" && pipeline_ && *pipeline_ > 1 && global_batch_ &&
-        micro_batch_ && data_ && *micro_batch_ * *data_ > 0 && *global_batch_ % (*micro_batch_ * *data_) == 0) {
-      const Int m = *global_batch_ / (*micro_batch_ * *data_);
+        per_step && *global_batch_ % *per_step == 0) {
+      const Int m = *global_batch_ / *per_step;
+      // per_step divides global_batch_size (≤ limits::BATCH), and pipeline ≤ limits::GPUS.
       if (m % *pipeline_ != 0) {
-        const Int step = *micro_batch_ * *data_ * *pipeline_;
+        const Int step = *per_step * *pipeline_;
         const Int lower = *global_batch_ / step * step;
         error("strategy.pipeline_schedule",
               fmt::format("interleaved-1f1b needs the micro-batches per pipeline, global_batch_size / (micro_batch_size "
@@ -819,6 +864,46 @@ class Validator {
     }
   }
 
+  // Sizes that pass one by one can still describe more state per GPU than any memory
+  // holds (and byte counts near the int64 range): a long unfused-attention sequence, a
+  // huge model on few GPUs. Such a scenario is refused here, with the figure.
+  void check_scale() {
+    const LoadedScenario s = build();
+    const strategies::TrainingSpec& spec = s.training;
+    models::ShardSpec shard;
+    shard.micro_batch = spec.micro_batch;
+    shard.sequence = spec.sequence;
+    shard.tensor = spec.layout.tensor;
+    shard.sequence_parallel = spec.layout.sequence_parallel;
+    shard.flash_attention = spec.flash_attention;
+    double activations = 0;
+    try {
+      activations = models::transformer_layer(spec.model, shard).activation_bytes();
+    } catch (const std::invalid_argument&) {
+      return;  // a shape the models refuse is reported where it is built
+    }
+    // 1F1B keeps up to `pipeline` micro-batches of a stage's layers in flight.
+    const double stage_layers = std::ceil(static_cast<double>(spec.model.layers) /
+                                          static_cast<double>(spec.layout.pipeline));
+    activations *= stage_layers * static_cast<double>(spec.layout.pipeline);
+    if (!(activations <= limits::BYTES_PER_GPU)) {
+      error(s_.training().has_micro_batch_size() ? "training.micro_batch_size" : "training.sequence_length",
+            fmt::format("the activations of a pipeline stage would take about {:.3g} bytes per GPU, more than {:.3g} "
+                        "(no GPU holds a millionth of that): reduce sequence_length or micro_batch_size{}",
+                        activations, limits::BYTES_PER_GPU,
+                        spec.flash_attention ? ", or raise tensor or pipeline" : ", or use training.attention FLASH"));
+    }
+    // Mixed-precision Adam: about 20 bytes per parameter, split over tensor × pipeline.
+    const double states = static_cast<double>(models::total_params(spec.model)) * 20.0 /
+                          (static_cast<double>(spec.layout.tensor) * static_cast<double>(spec.layout.pipeline));
+    if (!(states <= limits::BYTES_PER_GPU)) {
+      error("model.hidden_size", fmt::format("the model states would take about {:.3g} bytes per GPU, more than {:.3g} "
+                                             "(no GPU holds a millionth of that): reduce the model or raise tensor / "
+                                             "pipeline",
+                                             states, limits::BYTES_PER_GPU));
+    }
+  }
+
   LoadedScenario build() const {
     LoadedScenario out;
     out.file = file_;
@@ -875,6 +960,7 @@ class Validator {
     out.train_tokens = train_tokens_;
     out.price_per_gpu_hour = price_per_gpu_hour_;
     out.notes = notes_;
+    out.inputs = inputs_;
     return out;
   }
 
@@ -883,6 +969,7 @@ class Validator {
   Locator locator_;
   std::vector<Diagnostic> errors_;
   std::vector<std::string> notes_;
+  std::vector<std::string> inputs_;  // files read besides the scenario (model.hf_config)
 
   std::optional<models::ModelConfig> preset_;  // the named preset, or the model of model.hf_config
   models::Family family_ = models::Family::GPT;

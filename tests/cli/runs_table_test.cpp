@@ -249,16 +249,16 @@ TEST(RunsTable, RecordWithTheWrongNumberOfFieldsIsAnError) {
 
 TEST(RunsTable, NonNumericValueNamesLineColumnAndWhatIsValid) {
   EXPECT_THAT(only_error(table({with(base_row(), "layers", "twenty")})),
-              HasSubstr("t.csv:2: error: column \"layers\": \"twenty\" is not a whole number (valid: a whole number ≥ 1"));
+              HasSubstr("t.csv:2: error: column \"layers\": \"twenty\" is not a whole number (valid: a whole number from 1 to "));
   EXPECT_THAT(only_error(table({with(base_row(), "tp", "2.5")})), HasSubstr("column \"tp\": \"2.5\" is not a whole number"));
   EXPECT_THAT(only_error(table({with(base_row(), "nic_gbps", "fast")})),
-              HasSubstr("column \"nic_gbps\": \"fast\" is not a number (valid: a number > 0"));
+              HasSubstr("column \"nic_gbps\": \"fast\" is not a number (valid: a number from 0.001 to 1e+06"));
   EXPECT_THAT(only_error(table({with(base_row(), "value", "3.5s")})), HasSubstr("column \"value\": \"3.5s\" is not a number"));
   EXPECT_THAT(only_error(table({with(base_row(), "micro_batch", "x")})), HasSubstr("column \"micro_batch\""));
 }
 
 TEST(RunsTable, OutOfRangeValueNamesTheValidRange) {
-  EXPECT_THAT(only_error(table({with(base_row(), "tp", "0")})), HasSubstr("column \"tp\": 0 is out of range (valid: a whole number ≥ 1"));
+  EXPECT_THAT(only_error(table({with(base_row(), "tp", "0")})), HasSubstr("column \"tp\": 0 is out of range (valid: a whole number from 1 to "));
   EXPECT_THAT(only_error(table({with(base_row(), "zero_stage", "4")})),
               HasSubstr("column \"zero_stage\": 4 is out of range (valid: 0, 1, 2 or 3"));
   EXPECT_THAT(only_error(table({with(base_row(), "sequence_parallel", "2")})),
@@ -334,6 +334,52 @@ TEST(RunsTable, BinaryGarbageIsAnErrorNotACrash) {
   for (int k = 0; k < 4096; ++k) garbage += static_cast<char>((k * 7919) % 256);
   auto r = read_runs_table(garbage, "g.csv");
   EXPECT_TRUE(std::holds_alternative<std::vector<TableError>>(r));
+}
+
+
+// ---- issue 12: values valid one by one, absurd together; unknown columns; unbounded reads ----
+
+TEST(RunsTable, SizesHaveUpperBoundsNamedInTheError) {
+  EXPECT_THAT(only_error(table({with(base_row(), "layers", "2147483647")})),
+              HasSubstr("column \"layers\": 2147483647 is out of range (valid: a whole number from 1 to 10000"));
+  EXPECT_THAT(only_error(table({with(base_row(), "hidden", "9223372036854775807")})),
+              HasSubstr("column \"hidden\": 9223372036854775807 is out of range (valid: a whole number from 1 to "
+                        "1048576"));
+  EXPECT_THAT(only_error(table({with(with(base_row(), "micro_batch", "16777216"), "seq", "16777216")})),
+              HasSubstr("column \"micro_batch\": micro_batch × seq = 16777216 × 16777216 tokens per micro-batch is "
+                        "too many (at most 67108864)"));
+}
+
+TEST(RunsTable, MeasuredValueOutsideTheEngineRangeIsAnError) {
+  // 1e-320 is a positive double (subnormal); the error percentage over it would be +inf.
+  EXPECT_THAT(only_error(table({with(base_row(), "value", "1e-320")})),
+              HasSubstr("column \"value\": 1e-320 is out of range (valid: a number from 1e-06 to 9e+06"));
+  EXPECT_THAT(only_error(table({with(base_row(), "nic_gbps", "1e-9")})),
+              HasSubstr("column \"nic_gbps\": 1e-9 is out of range (valid: a number from 0.001 to 1e+06"));
+}
+
+TEST(RunsTable, UnknownColumnsAreNamedInAWarning) {
+  auto columns = required_columns();
+  columns.push_back("nic_gpbs");  // misspelt: its cells would otherwise be ignored unnoticed
+  columns.push_back("comment");
+  const RunsTable t = read_ok(table(columns, {base_row()}));
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_THAT(t.warnings[0].str(), HasSubstr("t.csv:1: warning: unknown columns \"comment\", \"nic_gpbs\" ignored "
+                                             "(known columns: name, family,"));
+  EXPECT_THAT(t.warnings[0].str(), HasSubstr("value, source, notes)"));
+  // The provenance columns are known.
+  columns = required_columns();
+  columns.push_back("source");
+  EXPECT_TRUE(read_ok(table(columns, {base_row()})).warnings.empty());
+}
+
+TEST(RunsTable, ADeviceIsNotReadUntilMemoryRunsOut) {
+  const auto r = read_runs_table_file("/dev/zero");
+  const auto* errors = std::get_if<std::vector<TableError>>(&r);
+  ASSERT_NE(errors, nullptr);
+  ASSERT_EQ(errors->size(), 1u);
+  EXPECT_EQ(errors->front().str(), "/dev/zero: error: cannot read file: not a regular file (a device, pipe or socket "
+                                   "is not read: /dev/zero, for one, never ends)");
 }
 
 }  // namespace

@@ -364,6 +364,13 @@ TEST(HfConfigErrors, QuotedInputIsCutAndEscaped) {
             "cfg/config.json: model_type: unsupported model type \"ll\\x01\" (supported: llama)");
 }
 
+// Found by tests/fuzz/hf_config_fuzz: the JSON parser throws out_of_range, not
+// parse_error, for a number beyond double's range.
+TEST(HfConfigErrors, NumberBeyondDoubleRangeIsAnErrorNotAnAbort) {
+  EXPECT_EQ(error(replaced(LLAMA3_70B, R"("rms_norm_eps": 1e-05)", R"("rms_norm_eps": 1e400)")),
+            "cfg/config.json: invalid JSON: number overflow parsing '1e400' (a number beyond the range of a double)");
+}
+
 TEST(HfConfigErrors, DeepNestingIsRefusedWithoutExhaustingTheStack) {
   EXPECT_EQ(error(std::string(100000, '[') + std::string(100000, ']')),
             "cfg/config.json: expected a JSON object { \"model_type\": \"llama\", … } at the top level, got array");

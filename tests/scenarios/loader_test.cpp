@@ -757,7 +757,7 @@ TEST(RuleHfConfig, HostilePathsFailCleanly) {
   auto d = errors(t.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
   EXPECT_EQ(d[0].str(), "s.textproto:1:9: error: model.hf_config: cannot read Hugging Face config \"/dev/zero\": "
-                        "File too large");
+                        "not a regular file (a device, pipe or socket is not read: /dev/zero, for one, never ends)");
   // What the message quotes of a huge path is cut.
   t.model = "model { hf_config: \"" + std::string(1 << 20, 'x') + "\" }";
   d = errors(t.load());
@@ -912,13 +912,13 @@ TEST(RuleCluster, OversubscriptionBelowOneIsAnError) {
   t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 fabric { fat_tree { oversubscription: 0.5 } } })";
   auto d = errors(t.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
-  EXPECT_EQ(d[0].str(), "s.textproto:3:59: error: cluster.fabric.fat_tree.oversubscription: must be ≥ 1 (leaf "
+  EXPECT_EQ(d[0].str(), "s.textproto:3:59: error: cluster.fabric.fat_tree.oversubscription: must be from 1 to 1000 (leaf "
                         "down/up bandwidth ratio; 1 is non-blocking), got 0.5");
   Json j;
   j.cluster = R"("preset": "dgx-h100", "nodes": 4, "fabric": {"fatTree": {"oversubscription": "NaN"}})";
   d = errors(j.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
-  EXPECT_EQ(d[0].str(), "s.json: error: cluster.fabric.fat_tree.oversubscription: must be ≥ 1 (leaf down/up "
+  EXPECT_EQ(d[0].str(), "s.json: error: cluster.fabric.fat_tree.oversubscription: must be from 1 to 1000 (leaf down/up "
                         "bandwidth ratio; 1 is non-blocking), got nan");
 }
 
@@ -1106,18 +1106,18 @@ TEST(RuleSizes, NicRateMustBeAPositiveNumber) {
   t.cluster = R"(cluster { preset: "dgx-a100-80gb" nodes: 4 fabric { fat_tree { nic_gbps: 0 } } })";
   auto d = errors(t.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
-  EXPECT_EQ(d[0].str(), "s.textproto:3:64: error: cluster.fabric.fat_tree.nic_gbps: must be a positive number (Gb/s "
-                        "per GPU NIC), got 0");
+  EXPECT_EQ(d[0].str(), "s.textproto:3:64: error: cluster.fabric.fat_tree.nic_gbps: must be a number of Gb/s per GPU "
+                        "NIC from 0.001 to 1000000, got 0");
   Json j;
   j.cluster = R"("preset": "dgx-a100-80gb", "nodes": 4, "fabric": {"fatTree": {"nicGbps": -100}})";
   d = errors(j.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
-  EXPECT_EQ(d[0].str(), "s.json: error: cluster.fabric.fat_tree.nic_gbps: must be a positive number (Gb/s per GPU "
-                        "NIC), got -100");
+  EXPECT_EQ(d[0].str(), "s.json: error: cluster.fabric.fat_tree.nic_gbps: must be a number of Gb/s per GPU NIC "
+                        "from 0.001 to 1000000, got -100");
   t.cluster = R"(cluster { preset: "dgx-a100-80gb" nodes: 4 fabric { fat_tree { nic_gbps: inf } } })";
   EXPECT_THAT(lines(errors(t.load())),
-              Contains("s.textproto:3:64: error: cluster.fabric.fat_tree.nic_gbps: must be a positive number (Gb/s "
-                       "per GPU NIC), got inf"));
+              Contains("s.textproto:3:64: error: cluster.fabric.fat_tree.nic_gbps: must be a number of Gb/s per GPU "
+                       "NIC from 0.001 to 1000000, got inf"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1549,8 +1549,9 @@ TEST(RulePlanning, TokensAndPriceMustBePositive) {
   Text t;
   t.extra = "planning { train_tokens: -5 price_per_gpu_hour: 0 }";
   auto d = errors(t.load());
-  EXPECT_THAT(lines(d), Contains(HasSubstr("planning.train_tokens: must be a positive number of tokens, got -5")));
-  EXPECT_THAT(lines(d), Contains(HasSubstr("planning.price_per_gpu_hour: must be a positive price per GPU-hour, got 0")));
+  EXPECT_THAT(lines(d), Contains(HasSubstr("planning.train_tokens: must be a number of tokens from one iteration's (global_batch_size × "
+                                           "sequence_length = 1048576) to 1e+18, got -5")));
+  EXPECT_THAT(lines(d), Contains(HasSubstr("planning.price_per_gpu_hour: must be a positive price per GPU-hour of at most 1e+06, got 0")));
 }
 
 TEST(RuleStrategy, InterleavingNeedsItsScheduleAndWholeGroupsOfMicroBatches) {
