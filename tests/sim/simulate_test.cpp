@@ -449,6 +449,39 @@ TEST(Simulate, ComputeSlowsWhileItsDeviceCommunicates) {
   }
 }
 
+// One rule for contention in both fidelities: a task slows only by the share of it that
+// computes (a fast-fidelity task that folds its own tensor-parallel transfers has a share
+// below 1), and by its link slowdown only while an instance that shares its links runs.
+TEST(Simulate, ContentionSlowsTheComputingShareAndSharedLinks) {
+  constexpr std::int64_t US = 1'000'000;
+  // 4 µs of communication beside a 10 µs task from t = 2 µs: those 4 µs run at
+  // 1/(1 + f·share + link), f = 0.25, and the task ends at 10 + 4·(1 − rate) µs.
+  struct Case {
+    float share, link;
+    bool shares_links;
+  } cases[] = {{1.0f, 0.0f, false}, {0.5f, 0.0f, false}, {0.5f, 0.5f, false}, {0.5f, 0.5f, true}, {0.0f, 0.0f, false}};
+  for (const Case& c : cases) {
+    PlanBuilder b = builder(1);
+    PlanBuilder::TaskSpec spec = on(0, 0);
+    spec.contention_share = c.share;
+    spec.link_slowdown = c.link;
+    const TaskId compute = b.add_compute(spec, ps(10 * US));
+    const TaskId before = b.add_compute(on(0, 1), ps(2 * US));
+    CommInstance inst = fixed_comm(ps(4 * US), 1);
+    inst.shares_links = c.shares_links;
+    const TaskId comm = b.add_comm_task(on(0, 1), b.add_comm(inst));
+    b.add_edge(before, comm);
+    Plan plan = std::move(b).finish();
+    plan.contention_slowdown = 0.25;
+    plan.contended_stream = 0;
+    const Timeline tl = simulate(plan, NetworkSpec{});
+    const double rate = 1.0 / (1.0 + 0.25 * c.share + (c.shares_links ? c.link : 0.0f));
+    const auto expected = static_cast<std::int64_t>(10 * US + 4 * US * (1 - rate));
+    EXPECT_NEAR(static_cast<double>(tl.end[compute].ps), static_cast<double>(expected), 2.0)
+        << "share " << c.share << " link " << c.link;
+  }
+}
+
 TEST(Simulate, ContentionFactorIsValidated) {
   PlanBuilder b = builder(1);
   b.add_compute(on(0, 0), ps(10));

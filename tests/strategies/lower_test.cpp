@@ -95,5 +95,31 @@ TEST(Lower, OpDescriptorsDescribeEveryTask) {
   EXPECT_TRUE(lower(prog, cluster, testing::a100_cost(), Fidelity::FAST).plan.ops.empty());
 }
 
+
+// Fast fidelity folds a run with its blocking tensor-parallel collectives into one task:
+// contention from other streams slows only its computing share (the collectives in it run
+// on the compute stream, which full fidelity does not slow), and its transfers stretch by
+// the link slowdown while data-parallel traffic shares their NVLink.
+TEST(Lower, FoldedTasksSlowOnlyTheirComputeAndSharedLinks) {
+  const Program prog = build_program(testing::gpt_spec(4, 1, 2, 4));
+  const auto cluster = testing::a100_cluster(8);  // TP and DP rings both on one node's NVLink
+  const Lowered fast = lower(prog, cluster, testing::a100_cost(), Fidelity::FAST);
+  int folded = 0;
+  for (sim::TaskId t = 0; t < fast.plan.size(); ++t) {
+    const std::uint32_t p = fast.parts_of_task[t];
+    if (p == sim::NONE) continue;
+    const auto& parts = fast.parts[p];
+    const double compute = (parts[static_cast<int>(Category::COMPUTE)] + parts[static_cast<int>(Category::RECOMPUTE)]).seconds();
+    const double tp = parts[static_cast<int>(Category::TP_COMM)].seconds();
+    const double total = fast.plan.duration[t].seconds();
+    ASSERT_GT(tp, 0);
+    EXPECT_NEAR(fast.plan.contention_share[t], compute / total, 1e-6);
+    EXPECT_GT(fast.plan.link_slowdown[t], 0.0f);
+    EXPECT_LT(fast.plan.link_slowdown[t], tp / total * 10);
+    ++folded;
+  }
+  EXPECT_GT(folded, 0);
+}
+
 }  // namespace
 }  // namespace trainsim::strategies
