@@ -84,7 +84,8 @@ RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategie
   return r;
 }
 
-std::string simulation_failure(const RunOptions& options, const std::exception& e, bool trace_failed) {
+std::string simulation_failure(const RunOptions& options, const std::exception& e, bool trace_failed,
+                               const std::map<std::string, std::pair<int, int>>& positions) {
   if (trace_failed) return options.trace_path + ": error: " + e.what();
   const std::string& where = options.scenario_path;
   if (dynamic_cast<const sim::TimeRangeError*>(&e) != nullptr) {
@@ -97,7 +98,10 @@ std::string simulation_failure(const RunOptions& options, const std::exception& 
   }
   const std::string message = e.what();
   const std::string field = field_of_pass(pass_named_in(message));
-  return where + ": error: " + (field.empty() ? "" : field + ": ") + message;
+  std::string at = where;
+  if (const auto pos = positions.find(field); pos != positions.end())
+    at += ":" + std::to_string(pos->second.first) + ":" + std::to_string(pos->second.second);
+  return at + ": error: " + (field.empty() ? "" : field + ": ") + message;
 }
 
 int run_command(const RunOptions& options, std::ostream& out, std::ostream& err) {
@@ -125,7 +129,7 @@ int run_command(const RunOptions& options, std::ostream& out, std::ostream& err)
     result = simulate_scenario(scenario, options.fidelity, trace ? &trace->stream() : nullptr,
                                options.max_memory_bytes);
   } catch (const std::exception& e) {
-    err << simulation_failure(options, e, trace && !trace->stream()) << '\n';
+    err << simulation_failure(options, e, trace && !trace->stream(), scenario.field_positions) << '\n';
     return 1;
   }
   if (trace && !trace->commit()) {

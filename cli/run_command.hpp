@@ -2,7 +2,9 @@
 // `trainsim run`: scenario file → Program → Plan → simulated iteration → report.
 #include <exception>
 #include <iosfwd>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "report/run_report.hpp"
 #include "scenarios/loader.hpp"
@@ -36,8 +38,10 @@ RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategie
 // The error line for what the simulation of `options.scenario_path` threw. Whatever the
 // engine finds (a deadlock, a time beyond its range, a plan too large) is about the
 // scenario, so the line names the scenario file — the trace file only when writing the
-// trace is what failed (`trace_failed`).
-std::string simulation_failure(const RunOptions& options, const std::exception& e, bool trace_failed);
+// trace is what failed (`trace_failed`). A pass's error names the field that asked for the
+// pass, at the line and column where the scenario wrote it when `positions` knows them.
+std::string simulation_failure(const RunOptions& options, const std::exception& e, bool trace_failed,
+                               const std::map<std::string, std::pair<int, int>>& positions = {});
 
 // The whole command: returns the process exit code, writes the report to `out` and
 // diagnostics to `err`. Every failure is a line "PATH: error: …" naming the file it is

@@ -54,7 +54,17 @@ LoadResult load_text(const std::string& text, const std::string& file) {
   }
   google::protobuf::TextFormat::ParseInfoTree tree;
   if (!detail::parse_text(text, file, scenario, tree, diagnostics)) return diagnostics;
-  return detail::validate(scenario, file, &tree, text);
+  LoadResult result = detail::validate(scenario, file, &tree, text);
+  if (auto* loaded = std::get_if<LoadedScenario>(&result)) {
+    const detail::Locator locator(&tree);
+    for (const char* field : {"parallel.tensor", "parallel.pipeline", "parallel.data", "strategy.pipeline_schedule",
+                              "strategy.zero_stage", "strategy.recompute", "strategy.overlap_grad_reduce",
+                              "strategy.overlap_param_gather", "strategy.overlap_tp_comm", "strategy.passes"}) {
+      const auto [line, column] = locator.locate(field);
+      if (line > 0) loaded->field_positions[field] = {line, column};
+    }
+  }
+  return result;
 }
 
 }  // namespace trainsim::scenarios

@@ -3,7 +3,9 @@
 // rule, and turn it into the specs the lower layers take. Errors are collected, not
 // stopped at the first, and each names file:line:column (JSON: file and field path),
 // the field, and what would be valid.
+#include <map>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -36,6 +38,9 @@ struct LoadedScenario {
   // Every file the scenario was read from: itself (when loaded from a file) and the
   // model.hf_config it names. An output written over one of them would destroy it.
   std::vector<std::string> inputs;
+  // Where the fields that ask for strategy passes were written (text format only), so that
+  // an error a pass raises later points at its line: "strategy.zero_stage" → (line, column).
+  std::map<std::string, std::pair<int, int>> field_positions;
 };
 
 using LoadResult = std::variant<LoadedScenario, std::vector<Diagnostic>>;

@@ -112,6 +112,28 @@ TEST(RunErrors, EngineFailuresNameTheScenarioNeverTheTrace) {
   EXPECT_EQ(simulation_failure(o, std::invalid_argument("strategy pass \"overlap-tp-comm\" is not implemented"),
                                false),
             "s.textproto: error: strategy.overlap_tp_comm: strategy pass \"overlap-tp-comm\" is not implemented");
+  // Where the scenario wrote the field, the error points at it.
+  EXPECT_EQ(simulation_failure(o, std::invalid_argument("pass \"zero(1)\": needs data > 1"), false,
+                               {{"strategy.zero_stage", {7, 14}}}),
+            "s.textproto:7:14: error: strategy.zero_stage: pass \"zero(1)\": needs data > 1");
+}
+
+// The loader keeps where the pass-asking fields were written.
+TEST(RunErrors, LoaderKeepsThePositionsOfTheFieldsThatAskForPasses) {
+  const auto loaded = scenarios::load_text(
+      "model { preset: \"gpt-1.7b\" }\n"
+      "training { sequence_length: 2048 global_batch_size: 16 }\n"
+      "cluster { preset: \"dgx-a100-80gb\" nodes: 1 }\n"
+      "parallel { tensor: 2 pipeline: 2 }\n"
+      "strategy {\n"
+      "  zero_stage: 1\n"
+      "}\n",
+      "s.textproto");
+  ASSERT_TRUE(std::holds_alternative<scenarios::LoadedScenario>(loaded));
+  const auto& positions = std::get<scenarios::LoadedScenario>(loaded).field_positions;
+  ASSERT_TRUE(positions.count("strategy.zero_stage"));
+  EXPECT_EQ(positions.at("strategy.zero_stage"), (std::pair<int, int>{6, 3}));
+  EXPECT_EQ(positions.at("parallel.tensor").first, 4);
 }
 
 // A scenario that passes validation and still outlasts the engine's time range: a slow NIC
