@@ -148,6 +148,14 @@ class Lowering {
   sim::Time copy_time(const Item& it, std::uint32_t rank);
   std::vector<FoldGroup> fold_groups(const Role& role) const;
   const Folded& fold(const Role& role, const FoldGroup& g, const RankCoord& c);
+  const Folded& fold_run(const Role& role, const Step& step, const RankCoord& c);
+  struct LocalEdge {
+    std::uint32_t from, to;
+    Dep::On on;
+  };
+  void simulate_fold(const std::vector<const Item*>& items, const std::vector<LocalEdge>& edges, const RankCoord& c,
+                     Folded& f);
+  bool rank_local(const Item& it) const;
   sim::OpDescriptor describe(const Role& role, const Item& it, std::uint32_t group) const;
   double item_flops(const Role& role, const Item& it) const;
 
@@ -225,16 +233,21 @@ sim::Time Lowering::copy_time(const Item& it, std::uint32_t rank) {
 // identical ranks fast fidelity does not simulate), such that inside a group only the first
 // step waits for anything outside it, and only the last is waited for from outside (a
 // prefetch may wait for the first to start).
+// Work fast fidelity may fold: computation, and tensor-parallel collectives (their group is
+// the identical ranks fast fidelity does not simulate), on the GPU's own memory.
+bool Lowering::rank_local(const Item& it) const {
+  if (it.host_memory || (it.mem_class != MemClass::ACTIVATIONS && (it.alloc_bytes != 0 || it.free_bytes != 0)))
+    return false;
+  return it.kind == Item::Kind::COMPUTE || (it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::TENSOR);
+}
+
 std::vector<FoldGroup> Lowering::fold_groups(const Role& role) const {
   const auto& steps = role.steps;
   const auto n = static_cast<std::uint32_t>(steps.size());
   auto local = [&](const Step& st) {
-    if (st.kind != Step::Kind::ITEM || st.micro_batch < 0) return false;
-    const Item& it = role.item(st);
-    if (it.host_memory || (it.mem_class != MemClass::ACTIVATIONS && (it.alloc_bytes != 0 || it.free_bytes != 0)))
-      return false;
-    return it.kind == Item::Kind::COMPUTE ||
-           (it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::TENSOR);
+    // A whole run folds on its own (Lowering::fold_run).
+    if (st.kind != Step::Kind::ITEM || st.micro_batch < 0 || st.whole_run) return false;
+    return rank_local(role.item(st));
   };
   auto same_run = [&](const Step& a, const Step& b) {
     return a.micro_batch == b.micro_batch && a.direction == b.direction && a.chunk == b.chunk && a.list == b.list;
@@ -304,12 +317,44 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
                                    head.index, role.steps[g.last].index);
   auto [pos, fresh] = fold_cache_.try_emplace(key);
   if (!fresh) return pos->second;
-  Folded& f = pos->second;
-  const std::uint32_t n = g.last - g.first + 1;
+  std::vector<const Item*> items;
+  std::vector<LocalEdge> edges;
+  for (std::uint32_t k = g.first; k <= g.last; ++k) {
+    items.push_back(&role.item(role.steps[k]));
+    for (const StepDep& d : role.deps(role.steps[k]))
+      if (d.step >= g.first && d.step <= g.last) edges.push_back({d.step - g.first, k - g.first, d.on});
+  }
+  simulate_fold(items, edges, c, pos->second);
+  return pos->second;
+}
+
+// A whole template run (Step::whole_run): its items wait for each other as the template
+// says. The same run folded step by step has the same key and the same result.
+const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankCoord& c) {
+  const auto key = std::make_tuple(c.stage, static_cast<int>(step.list), static_cast<std::uint32_t>(step.chunk),
+                                   step.index, step.index + step.count - 1);
+  auto [pos, fresh] = fold_cache_.try_emplace(key);
+  if (!fresh) return pos->second;
+  const auto run = role.items(step);
+  std::vector<const Item*> items;
+  std::vector<LocalEdge> edges;
+  for (std::uint32_t j = 0; j < run.size(); ++j) {
+    items.push_back(&run[j]);
+    for (const Dep& d : run[j].deps)
+      if (d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) <= j)
+        edges.push_back({j - static_cast<std::uint32_t>(d.offset), j, d.on});
+  }
+  simulate_fold(items, edges, c, pos->second);
+  return pos->second;
+}
+
+void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::vector<LocalEdge>& edges,
+                             const RankCoord& c, Folded& f) {
+  const auto n = static_cast<std::uint32_t>(items.size());
   const auto streams = static_cast<std::uint32_t>(program_.streams.size());
   sim::PlanBuilder b(1, streams, {}, {"activations"});
-  for (std::uint32_t k = g.first; k <= g.last; ++k) {
-    const Item& it = role.item(role.steps[k]);
+  for (const Item* item : items) {
+    const Item& it = *item;
     sim::PlanBuilder::TaskSpec ts;
     ts.stream = it.stream;
     ts.category = static_cast<std::uint8_t>(it.category);
@@ -325,12 +370,10 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
       b.add_comm_task(ts, b.add_comm(inst));
     }
   }
-  for (std::uint32_t k = g.first; k <= g.last; ++k)
-    for (const StepDep& d : role.deps(role.steps[k])) {
-      if (d.step < g.first || d.step > g.last) continue;
-      if (d.on == Dep::On::END) b.add_edge(d.step - g.first, k - g.first);
-      else b.add_start_edge(d.step - g.first, k - g.first);
-    }
+  for (const LocalEdge& e : edges) {
+    if (e.on == Dep::On::END) b.add_edge(e.from, e.to);
+    else b.add_start_edge(e.from, e.to);
+  }
   sim::Plan plan = std::move(b).finish();
   plan.contention_slowdown = contention_;
   plan.contended_stream = COMPUTE_STREAM;
@@ -376,7 +419,6 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
   for (std::uint32_t k = 0; k < n; ++k) net += plan.alloc_bytes[k] - plan.free_bytes[k];
   f.alloc_bytes = tl.memory[0].peak_bytes;
   f.free_bytes = f.alloc_bytes - net;
-  return f;
 }
 
 // Model FLOPs of a compute item's kernels (what it pays of its segment's ops).
@@ -468,7 +510,9 @@ Lowered Lowering::run() {
 
   const auto m = static_cast<std::size_t>(program_.micro_batches);
   const auto v = static_cast<std::size_t>(program_.applied.virtual_stages);
-  std::vector<std::vector<std::uint32_t>> task_of_step(num_devices);
+  // Per device and step: the task that takes the step's dependencies (its first) and the one
+  // waited for at its end (its last); they differ only for a whole run lowered item by item.
+  std::vector<std::vector<std::uint32_t>> first_task(num_devices), last_task(num_devices);
   std::vector<std::uint32_t> send_task(num_devices * m * v * 2, sim::NONE);
   auto send_slot = [&](std::uint32_t device, std::int32_t mb, std::int32_t chunk, Direction dir) {
     return ((static_cast<std::size_t>(device) * m + static_cast<std::size_t>(mb)) * v +
@@ -494,12 +538,13 @@ Lowered Lowering::run() {
     if (fresh) pos->second = b.add_op_group(std::move(ranks));
     return pos->second;
   };
-  auto describe_task = [&](std::uint32_t task, const Role& role, const Step& step, std::uint32_t group) {
+  auto describe_task = [&](std::uint32_t task, const Role& role, const Step& step, std::uint32_t index,
+                           std::uint32_t group) {
     if (!options_.describe_ops) return;
     const auto key = std::make_tuple(static_cast<std::int64_t>(role.stage), static_cast<int>(step.list), step.chunk,
-                                     step.index, group);
+                                     index, group);
     auto [pos, fresh] = op_of_item.try_emplace(key, 0);
-    if (fresh) pos->second = b.add_op(describe(role, role.item(step), group));
+    if (fresh) pos->second = b.add_op(describe(role, role.list(step.list, step.chunk)[index], group));
     b.describe(task, pos->second);
   };
 
@@ -510,12 +555,12 @@ Lowered Lowering::run() {
     std::uint64_t seq[3] = {0, 0, 0};
     for (int d = 0; d < static_cast<int>(MemClass::COUNT); ++d)
       b.set_initial_memory(dev, static_cast<std::uint8_t>(d), static_cast<std::int64_t>(role.static_bytes[d]));
-    auto& tasks = task_of_step[dev];
-    tasks.assign(role.steps.size(), sim::NONE);
-    for (std::size_t i = 0; i < role.steps.size(); ++i) {
-      const Step& step = role.steps[i];
-      if (step.kind == Step::Kind::RECV) continue;
-      const Item& it = role.item(step);
+    auto& first = first_task[dev];
+    auto& last = last_task[dev];
+    first.assign(role.steps.size(), sim::NONE);
+    last.assign(role.steps.size(), sim::NONE);
+
+    auto spec_of = [&](const Step& step, const Item& it) {
       sim::PlanBuilder::TaskSpec ts;
       ts.device = dev;
       ts.stream = it.stream;
@@ -526,51 +571,48 @@ Lowered Lowering::run() {
       ts.alloc_bytes = it.alloc_bytes;
       ts.free_bytes = it.free_bytes;
       ts.mem_on_host = it.host_memory;
-      if (fidelity_ == Fidelity::FAST) {
-        const std::uint32_t gi = group_of_step[static_cast<std::size_t>(c.stage)][i];
-        if (gi != sim::NONE) {
-          const FoldGroup& g = groups[static_cast<std::size_t>(c.stage)][gi];
-          const Folded& f = fold(role, g, c);
-          ts.stream = COMPUTE_STREAM;
-          ts.mem_class = static_cast<std::uint8_t>(MemClass::ACTIVATIONS);
-          ts.alloc_bytes = f.alloc_bytes;
-          ts.free_bytes = f.free_bytes;
-          ts.contention_share = f.contention_share;
-          ts.link_slowdown = f.link_slowdown;
-          const std::uint32_t task = b.add_compute(ts, f.duration);
-          if (out.parts_of_task.size() <= task) out.parts_of_task.resize(task + 1, sim::NONE);
-          out.parts_of_task[task] = static_cast<std::uint32_t>(out.parts.size());
-          out.parts.push_back(f.parts);
-          if (options_.describe_ops) {
-            // A folded run: the kernels of its compute items, and the bytes its collectives move.
-            sim::OpDescriptor d;
-            d.kind = sim::OpDescriptor::Kind::FOLDED;
-            d.dtype = hardware::to_string(program_.spec.dtype);
-            for (std::uint32_t k = g.first; k <= g.last; ++k) {
-              const Item& x = role.item(role.steps[k]);
-              if (x.kind == Item::Kind::COMPUTE) {
-                d.flops += item_flops(role, x);
-                if (d.name.empty()) d.name = role.segments[x.segment].name + "…";
-              } else {
-                d.bytes += x.collective.bytes;
-              }
-            }
-            b.describe(task, b.add_op(std::move(d)));
+      return ts;
+    };
+    // Fast fidelity: one compute task for folded items (a group of steps or a whole run).
+    auto add_folded = [&](const Step& head, std::span<const Item* const> items, const Folded& f) {
+      sim::PlanBuilder::TaskSpec ts = spec_of(head, *items.front());
+      ts.stream = COMPUTE_STREAM;
+      ts.mem_class = static_cast<std::uint8_t>(MemClass::ACTIVATIONS);
+      ts.mem_on_host = false;
+      ts.alloc_bytes = f.alloc_bytes;
+      ts.free_bytes = f.free_bytes;
+      ts.contention_share = f.contention_share;
+      ts.link_slowdown = f.link_slowdown;
+      const std::uint32_t task = b.add_compute(ts, f.duration);
+      if (out.parts_of_task.size() <= task) out.parts_of_task.resize(task + 1, sim::NONE);
+      out.parts_of_task[task] = static_cast<std::uint32_t>(out.parts.size());
+      out.parts.push_back(f.parts);
+      // Tensor-parallel collectives folded in keep their place in the group's sequence.
+      for (const Item* x : items) seq[static_cast<int>(Dim::TENSOR)] += x->kind == Item::Kind::COLLECTIVE;
+      if (options_.describe_ops) {
+        // A folded run: the kernels of its compute items, and the bytes its collectives move.
+        sim::OpDescriptor d;
+        d.kind = sim::OpDescriptor::Kind::FOLDED;
+        d.dtype = hardware::to_string(program_.spec.dtype);
+        for (const Item* x : items) {
+          if (x->kind == Item::Kind::COLLECTIVE) {
+            d.bytes += x->collective.bytes;
+          } else {
+            d.flops += item_flops(role, *x);
+            if (d.name.empty()) d.name = role.segments[x->segment].name + "…";
           }
-          for (std::uint32_t k = g.first; k <= g.last; ++k) {
-            tasks[k] = task;
-            // Tensor-parallel collectives folded in keep their place in the group's sequence.
-            const Item& x = role.item(role.steps[k]);
-            if (x.kind == Item::Kind::COLLECTIVE) ++seq[static_cast<int>(Dim::TENSOR)];
-          }
-          i = g.last;
-          continue;
         }
+        b.describe(task, b.add_op(std::move(d)));
       }
+      return task;
+    };
+    // One item as its own task.
+    auto add_item = [&](const Step& step, const Item& it, std::uint32_t index) -> std::uint32_t {
+      sim::PlanBuilder::TaskSpec ts = spec_of(step, it);
       if (it.kind == Item::Kind::COMPUTE) {
-        tasks[i] = b.add_compute(ts, compute_time(it, c.stage));
-        describe_task(tasks[i], role, step, sim::NONE);
-        continue;
+        const std::uint32_t task = b.add_compute(ts, compute_time(it, c.stage));
+        describe_task(task, role, step, index, sim::NONE);
+        return task;
       }
       if (it.kind == Item::Kind::COPY) {
         const bool to_host = it.copy.way == CopyNeed::Way::DEVICE_TO_HOST;
@@ -582,9 +624,9 @@ Lowered Lowering::run() {
           pat.flows.push_back({0, static_cast<std::uint32_t>(pat.route_links.size()), 1.0});
           pos->second = b.add_pattern(std::move(pat));
         }
-        tasks[i] = b.add_copy(ts, pos->second, it.copy.bytes);
-        describe_task(tasks[i], role, step, sim::NONE);
-        continue;
+        const std::uint32_t task = b.add_copy(ts, pos->second, it.copy.bytes);
+        describe_task(task, role, step, index, sim::NONE);
+        return task;
       }
       if (step.kind == Step::Kind::SEND) {
         const std::uint32_t peer = rank_of(l, {c.tensor, c.data, step.peer_stage});
@@ -600,10 +642,9 @@ Lowered Lowering::run() {
           inst.fixed_duration = sim::Time::from_seconds(symmetric_send(c.stage, step.peer_stage).seconds(inst.bytes));
         }
         const std::uint32_t task = b.add_comm_task(ts, b.add_comm(inst));
-        tasks[i] = task;
-        if (options_.describe_ops) describe_task(task, role, step, op_group({rank, peer}));
+        if (options_.describe_ops) describe_task(task, role, step, index, op_group({rank, peer}));
         send_task[send_slot(dev, step.micro_batch, step.chunk, step.direction)] = task;
-        continue;
+        return task;
       }
       // A collective over a group: every simulated member joins the same instance.
       const auto dim = static_cast<int>(it.collective.dim);
@@ -625,8 +666,54 @@ Lowered Lowering::run() {
         }
         pos->second = b.add_comm(inst);
       }
-      tasks[i] = b.add_comm_task(ts, pos->second);
-      if (options_.describe_ops) describe_task(tasks[i], role, step, op_group(group_ranks(l, it.collective.dim, c, stages_)));
+      const std::uint32_t task = b.add_comm_task(ts, pos->second);
+      if (options_.describe_ops)
+        describe_task(task, role, step, index, op_group(group_ranks(l, it.collective.dim, c, stages_)));
+      return task;
+    };
+
+    std::vector<const Item*> folded;
+    std::vector<std::uint32_t> run_tasks;
+    for (std::size_t i = 0; i < role.steps.size(); ++i) {
+      const Step& step = role.steps[i];
+      if (step.kind == Step::Kind::RECV) continue;
+      if (step.whole_run) {
+        const auto items = role.items(step);
+        if (fidelity_ == Fidelity::FAST &&
+            std::all_of(items.begin(), items.end(), [&](const Item& x) { return rank_local(x); })) {
+          folded.clear();
+          for (const Item& x : items) folded.push_back(&x);
+          first[i] = last[i] = add_folded(step, folded, fold_run(role, step, c));
+          continue;
+        }
+        // Item by item, each waiting for what the template says.
+        run_tasks.clear();
+        for (std::uint32_t j = 0; j < items.size(); ++j) {
+          run_tasks.push_back(add_item(step, items[j], step.index + j));
+          for (const Dep& d : items[j].deps) {
+            if (d.target != Dep::Target::PREVIOUS || static_cast<std::uint32_t>(d.offset) > j) continue;
+            const std::uint32_t from = run_tasks[j - static_cast<std::uint32_t>(d.offset)];
+            if (d.on == Dep::On::END) b.add_edge(from, run_tasks[j]);
+            else b.add_start_edge(from, run_tasks[j]);
+          }
+        }
+        first[i] = run_tasks.front();
+        last[i] = run_tasks.back();
+        continue;
+      }
+      if (fidelity_ == Fidelity::FAST) {
+        const std::uint32_t gi = group_of_step[static_cast<std::size_t>(c.stage)][i];
+        if (gi != sim::NONE) {
+          const FoldGroup& g = groups[static_cast<std::size_t>(c.stage)][gi];
+          folded.clear();
+          for (std::uint32_t k = g.first; k <= g.last; ++k) folded.push_back(&role.item(role.steps[k]));
+          const std::uint32_t task = add_folded(step, folded, fold(role, g, c));
+          for (std::uint32_t k = g.first; k <= g.last; ++k) first[k] = last[k] = task;
+          i = g.last;
+          continue;
+        }
+      }
+      first[i] = last[i] = add_item(step, role.item(step), step.index);
     }
   }
 
@@ -634,20 +721,21 @@ Lowered Lowering::run() {
   for (std::uint32_t dev = 0; dev < num_devices; ++dev) {
     const RankCoord c = coord_of(l, out.device_rank[dev]);
     const Role& role = program_.roles[static_cast<std::size_t>(c.stage)];
-    const auto& tasks = task_of_step[dev];
+    const auto& first = first_task[dev];
+    const auto& last = last_task[dev];
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
-      if (tasks[i] == sim::NONE) continue;
+      if (first[i] == sim::NONE) continue;
       for (const StepDep& d : role.deps(role.steps[i])) {
         const Step& dep = role.steps[d.step];
-        std::uint32_t from = tasks[d.step];
+        std::uint32_t from = d.on == Dep::On::END ? last[d.step] : first[d.step];
         if (dep.kind == Step::Kind::RECV) {
           const std::uint32_t peer_dev = device_of_rank[rank_of(l, {c.tensor, c.data, dep.peer_stage})];
           from = send_task[send_slot(peer_dev, dep.micro_batch, dep.peer_chunk, dep.direction)];
         }
         if (from == sim::NONE) throw std::logic_error("lower: a step depends on a send that was never issued");
-        if (from == tasks[i]) continue;  // steps folded into one task
-        if (d.on == Dep::On::END) b.add_edge(from, tasks[i]);
-        else b.add_start_edge(from, tasks[i]);
+        if (from == first[i]) continue;  // steps folded into one task
+        if (d.on == Dep::On::END) b.add_edge(from, first[i]);
+        else b.add_start_edge(from, first[i]);
       }
     }
   }

@@ -63,7 +63,7 @@ PlanSize estimate_plan(const Program& program, Fidelity fidelity) {
       fidelity == Fidelity::FULL ? static_cast<double>(l.tensor) * static_cast<double>(l.data) : 1.0;
   PlanSize s;
   for (const Role& role : program.roles) {
-    const auto steps = static_cast<double>(role.steps.size());
+    const auto steps = static_cast<double>(role.item_steps());
     s.steps += steps;
     s.tasks += steps * ranks_per_stage;
   }

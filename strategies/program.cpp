@@ -83,6 +83,12 @@ std::vector<Item>& Role::list(ItemList which, std::int32_t chunk) {
   return const_cast<std::vector<Item>&>(static_cast<const Role&>(*this).list(which, chunk));
 }
 
+std::size_t Role::item_steps() const {
+  std::size_t n = 0;
+  for (const Step& s : steps) n += s.kind == Step::Kind::RECV ? 0 : s.count;
+  return n;
+}
+
 bool is_scheduled(const Program& program) {
   for (const auto& r : program.roles)
     if (!r.steps.empty()) return true;

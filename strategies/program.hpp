@@ -165,6 +165,12 @@ struct Step {
   Kind kind = Kind::ITEM;
   ItemList list = ItemList::FORWARD;  // ITEM, SEND (TRANSFER)
   std::uint32_t index = 0;            // into that list
+  // ITEM: how many consecutive items of the list the step runs. A whole template run is one
+  // step (index 0, count = the template's size) when nothing outside the run refers to its
+  // items and they wait for nothing outside it but the run's receive: its items' own
+  // dependencies are the template's (Item::deps, all PREVIOUS within the run).
+  std::uint32_t count = 1;
+  bool whole_run = false;  // ITEM: the step is a whole template run (see count)
   Direction direction = Direction::FORWARD;  // which template the step came from
   std::int32_t micro_batch = -1;
   std::int32_t chunk = 0;          // the model chunk of this stage the step belongs to
@@ -196,6 +202,13 @@ struct Role {
   std::vector<Item>& list(ItemList which, std::int32_t chunk);
   // The item a step runs (ITEM and SEND steps).
   const Item& item(const Step& step) const { return list(step.list, step.chunk)[step.index]; }
+  // The items a step runs (one, or a whole template run).
+  std::span<const Item> items(const Step& step) const {
+    const auto& l = list(step.list, step.chunk);
+    return {l.data() + step.index, step.kind == Step::Kind::RECV ? 0u : step.count};
+  }
+  // Items the steps run, summed: the tasks one rank of this role becomes in full fidelity.
+  std::size_t item_steps() const;
   std::span<const StepDep> deps(const Step& step) const {
     return {step_deps.data() + step.deps_begin, step_deps.data() + step.deps_end};
   }

@@ -69,7 +69,7 @@ class Resolver {
     if (labels_.empty()) return;
     for (std::uint32_t s = 0; s < steps.size(); ++s) {
       const Step& st = steps[s];
-      if (st.kind != Step::Kind::ITEM) continue;
+      if (st.kind != Step::Kind::ITEM || st.whole_run) continue;  // nothing names a whole run's items
       const std::int32_t label = label_id(st);
       if (label < 0) continue;
       const Item& it = role_.item(st);
@@ -200,7 +200,9 @@ ScheduleBuilder::Peer ScheduleBuilder::upstream(Direction dir, std::int32_t chun
   return {};
 }
 
-void ScheduleBuilder::run(Direction dir, std::int32_t mb, std::int32_t chunk) {
+void ScheduleBuilder::emit_run(const RunRef& ref, bool whole) {
+  const Direction dir = ref.dir;
+  const std::int32_t mb = ref.micro_batch, chunk = ref.chunk;
   const bool fwd = dir == Direction::FORWARD;
   const Peer from = upstream(dir, chunk);
   const Peer to = upstream(fwd ? Direction::BACKWARD : Direction::FORWARD, chunk);
@@ -222,13 +224,23 @@ void ScheduleBuilder::run(Direction dir, std::int32_t mb, std::int32_t chunk) {
   const auto first = static_cast<std::uint32_t>(role_.steps.size());
   const Chunk& c = role_.chunks[static_cast<std::size_t>(chunk)];
   const auto n = static_cast<std::uint32_t>((fwd ? c.forward : c.backward).size());
-  for (std::uint32_t i = 0; i < n; ++i) {
+  if (whole && n > 0) {
     Step s = step;
     s.list = fwd ? ItemList::FORWARD : ItemList::BACKWARD;
-    s.index = i;
+    s.count = n;
+    s.whole_run = true;
     role_.steps.push_back(s);
     list_begin_.push_back(first);
     run_recv_.push_back(recv);
+  } else {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      Step s = step;
+      s.list = fwd ? ItemList::FORWARD : ItemList::BACKWARD;
+      s.index = i;
+      role_.steps.push_back(s);
+      list_begin_.push_back(first);
+      run_recv_.push_back(recv);
+    }
   }
   if (to.stage >= 0) {
     Step s = step;
@@ -237,11 +249,68 @@ void ScheduleBuilder::run(Direction dir, std::int32_t mb, std::int32_t chunk) {
     s.index = static_cast<std::uint32_t>(dir);
     s.peer_stage = to.stage;
     s.peer_chunk = to.chunk;
-    // A send's PREVIOUS is the run's last item (kept in list_begin_).
+    // A send's PREVIOUS is the run's last step (kept in list_begin_).
     list_begin_.push_back(n > 0 ? static_cast<std::uint32_t>(role_.steps.size() - 1) : NO_STEP);
     role_.steps.push_back(s);
     run_recv_.push_back(recv);
   }
+}
+
+// A run is one step when nothing needs its items one by one: its template's items wait only
+// for each other (and the first for the run's receive), and no dependency names them. Two
+// kinds of dependency leave all but one run of a template whole, because a stream runs in
+// order: a wait for a once-per-iteration item (a parameter-gather bucket) matters only in
+// the first run of the template, and a wait for the items of every micro-batch (a gradient
+// bucket after the last accumulation) only on the last run.
+std::vector<bool> ScheduleBuilder::whole_runs() const {
+  enum : std::uint8_t { ALWAYS = 1, FIRST = 2, LAST = 4 };
+  std::unordered_map<std::string, std::uint8_t> referenced;  // label → how
+  auto scan = [&](const std::vector<Item>& items) {
+    for (const Item& it : items)
+      for (const Dep& d : it.deps)
+        if (d.target == Dep::Target::ITEM && d.micro_batch != Dep::MicroBatch::ITERATION)
+          referenced[d.label] |= d.micro_batch == Dep::MicroBatch::EVERY ? LAST : ALWAYS;
+  };
+  for (const Chunk& c : role_.chunks) {
+    scan(c.forward);
+    scan(c.backward);
+  }
+  for (const auto* l : {&role_.prologue, &role_.floating, &role_.tail, &role_.transfers}) scan(*l);
+  auto openness = [&](const std::vector<Item>& items) {
+    std::uint8_t open = 0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const Item& it = items[i];
+      if (const auto r = referenced.find(it.label); r != referenced.end()) open |= r->second;
+      for (const Dep& d : it.deps) {
+        if (d.target == Dep::Target::PREVIOUS) {
+          if (static_cast<std::size_t>(d.offset) > i && i > 0) open |= ALWAYS;  // a later item waits for the receive
+        } else if (d.target == Dep::Target::ITEM && d.micro_batch == Dep::MicroBatch::ITERATION) {
+          open |= FIRST;
+        } else {
+          open |= ALWAYS;
+        }
+      }
+    }
+    return open;
+  };
+  std::vector<std::uint8_t> open;  // per template: chunk × direction
+  for (const Chunk& c : role_.chunks) {
+    open.push_back(openness(c.forward));
+    open.push_back(openness(c.backward));
+  }
+  std::vector<std::int64_t> first(open.size(), -1), last(open.size(), -1);
+  for (std::size_t r = 0; r < runs_.size(); ++r) {
+    const std::size_t t = 2 * static_cast<std::size_t>(runs_[r].chunk) + static_cast<std::size_t>(runs_[r].dir);
+    if (first[t] < 0) first[t] = static_cast<std::int64_t>(r);
+    last[t] = static_cast<std::int64_t>(r);
+  }
+  std::vector<bool> whole(runs_.size());
+  for (std::size_t r = 0; r < runs_.size(); ++r) {
+    const std::size_t t = 2 * static_cast<std::size_t>(runs_[r].chunk) + static_cast<std::size_t>(runs_[r].dir);
+    const auto ri = static_cast<std::int64_t>(r);
+    whole[r] = !(open[t] & ALWAYS) && !((open[t] & FIRST) && first[t] == ri) && !((open[t] & LAST) && last[t] == ri);
+  }
+  return whole;
 }
 
 void ScheduleBuilder::prologue() {
@@ -256,11 +325,22 @@ void ScheduleBuilder::prologue() {
   }
 }
 
-void ScheduleBuilder::forward(std::int32_t mb, std::int32_t chunk) { run(Direction::FORWARD, mb, chunk); }
-void ScheduleBuilder::backward(std::int32_t mb, std::int32_t chunk) { run(Direction::BACKWARD, mb, chunk); }
+void ScheduleBuilder::forward(std::int32_t mb, std::int32_t chunk) { runs_.push_back({Direction::FORWARD, mb, chunk}); }
+void ScheduleBuilder::backward(std::int32_t mb, std::int32_t chunk) { runs_.push_back({Direction::BACKWARD, mb, chunk}); }
 
 void ScheduleBuilder::tail() {
   std::vector<Step>& steps = role_.steps;
+  {
+    const std::vector<bool> whole = whole_runs();
+    for (std::size_t r = 0; r < runs_.size(); ++r) emit_run(runs_[r], whole[r]);
+    for (const Chunk& c : role_.chunks)
+      for (const auto* items : {&c.forward, &c.backward}) {
+        std::vector<std::uint8_t> streams;
+        for (const Item& it : *items)
+          if (std::find(streams.begin(), streams.end(), it.stream) == streams.end()) streams.push_back(it.stream);
+        template_streams_.push_back(std::move(streams));
+      }
+  }
   Resolver resolver(role_, micro_batches_);
   resolver.index(steps);
 
@@ -353,6 +433,8 @@ void ScheduleBuilder::tail() {
     const Item& it = role_.item(st);
     deps.clear();
     for (const Dep& d : it.deps) {
+      // A whole run waits only for its receive; its first item's other waits were the first run's.
+      if (st.whole_run && d.target != Dep::Target::PREVIOUS) continue;
       switch (d.target) {
         case Dep::Target::PREVIOUS: {
           const auto k = static_cast<std::uint32_t>(d.offset);
@@ -393,8 +475,16 @@ void ScheduleBuilder::tail() {
       role_.step_deps.push_back(d);
     }
     st.deps_end = static_cast<std::uint32_t>(role_.step_deps.size());
-    if (last_on_stream.size() <= it.stream) last_on_stream.resize(it.stream + 1u, NO_STEP);
-    last_on_stream[it.stream] = s;
+    auto mark_last = [&](std::uint8_t stream) {
+      if (last_on_stream.size() <= stream) last_on_stream.resize(stream + 1u, NO_STEP);
+      last_on_stream[stream] = s;
+    };
+    if (st.whole_run) {
+      for (const std::uint8_t stream : template_streams_[2 * static_cast<std::size_t>(st.chunk) + static_cast<std::size_t>(st.direction)])
+        mark_last(stream);
+    } else {
+      mark_last(it.stream);
+    }
   }
   list_begin_.clear();
   run_recv_.clear();

@@ -78,9 +78,11 @@ std::string verify_program(const Program& program) {
         if (d.step >= role.steps.size() || d.step == s)
           return at + ": depends on step " + std::to_string(d.step) + ", which is itself or not in the role";
       if (step.kind == Step::Kind::RECV) continue;
-      if (step.index >= role.list(step.list, step.chunk).size()) return at + ": names an item that does not exist";
+      if (step.count == 0 || step.index + step.count > role.list(step.list, step.chunk).size())
+        return at + ": names items that do not exist";
       if (step.kind == Step::Kind::ITEM)
-        if (auto e = check_item(role.item(step), role, at); !e.empty()) return e;
+        for (const Item& it : role.items(step))
+          if (auto e = check_item(it, role, at); !e.empty()) return e;
       if (step.kind == Step::Kind::SEND &&
           (!std::isfinite(role.item(step).collective.bytes) || role.item(step).collective.bytes < 0))
         return at + ": a send of " + std::to_string(role.item(step).collective.bytes) + " bytes";

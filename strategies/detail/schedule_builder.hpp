@@ -23,10 +23,20 @@ class ScheduleBuilder {
   struct Peer {
     std::int32_t stage = -1, chunk = 0;
   };
-  void run(Direction dir, std::int32_t micro_batch, std::int32_t chunk);
+  struct RunRef {
+    Direction dir;
+    std::int32_t micro_batch, chunk;
+  };
+  // Appends a run's steps: its items one by one, or the whole run as one step.
+  void emit_run(const RunRef& run, bool whole);
+  // Which runs may be one step (ScheduleBuilder::tail).
+  std::vector<bool> whole_runs() const;
   Peer upstream(Direction dir, std::int32_t chunk) const;  // who sends to this chunk
 
   Role& role_;
+  std::vector<RunRef> runs_;  // in schedule order, emitted by tail()
+  // Per template (chunk × direction): every stream its items use.
+  std::vector<std::vector<std::uint8_t>> template_streams_;
   std::int32_t stages_;
   std::int32_t chunks_;
   std::int32_t micro_batches_;

@@ -33,23 +33,33 @@ Program unscheduled(const TrainingSpec& spec) {
   return p;
 }
 
-// Step of the item labelled `label` of `layer` in micro-batch `mb`'s `dir` run (first or last such step).
-std::uint32_t find_step(const Role& role, const std::string& label, std::int32_t layer, std::int32_t mb, Direction dir,
-                        bool last = false) {
-  std::uint32_t found = sim::NONE;
+// Where an item runs: its step, and its place among the step's items (a whole run's).
+struct ItemPos {
+  std::uint32_t step = sim::NONE, offset = 0;
+  bool operator==(const ItemPos&) const = default;
+};
+
+// The item labelled `label` of `layer` in micro-batch `mb`'s `dir` run (its first or last).
+ItemPos find_step(const Role& role, const std::string& label, std::int32_t layer, std::int32_t mb, Direction dir,
+                  bool last = false) {
+  ItemPos found;
   for (std::uint32_t s = 0; s < role.steps.size(); ++s) {
     const Step& st = role.steps[s];
     if (st.kind != Step::Kind::ITEM || st.micro_batch != mb || (mb >= 0 && st.direction != dir)) continue;
-    const Item& it = role.item(st);
-    if (it.label != label || it.layer != layer) continue;
-    if (found == sim::NONE || last) found = s;
+    const auto items = role.items(st);
+    for (std::uint32_t j = 0; j < items.size(); ++j) {
+      if (items[j].label != label || items[j].layer != layer) continue;
+      if (found.step == sim::NONE || last) found = {s, j};
+    }
   }
+  EXPECT_NE(found.step, sim::NONE) << label << " of layer " << layer << ", micro-batch " << mb;
   return found;
 }
 
-bool has_dep(const Role& role, const Step& st, std::uint32_t target, Dep::On on) {
+bool has_dep(const Role& role, const Step& st, ItemPos target, Dep::On on) {
+  EXPECT_EQ(target.offset, 0u) << "a dependency names a step, not an item inside a whole run";
   for (const StepDep& d : role.deps(st))
-    if (d.step == target && d.on == on) return true;
+    if (d.step == target.step && d.on == on) return true;
   return false;
 }
 
@@ -64,12 +74,12 @@ Simulated simulate(const Program& p, Fidelity f, std::int64_t gpus) {
   return r;
 }
 
-// The plan task of a step on device 0 in full fidelity: tasks are emitted in step order,
-// one per non-receive step.
-sim::TaskId task_of(const Role& role, std::uint32_t step) {
+// The plan task of an item on device 0 in full fidelity: tasks are emitted in step order,
+// one per item (a whole run's items one after the other), none for a receive.
+sim::TaskId task_of(const Role& role, ItemPos pos) {
   sim::TaskId t = 0;
-  for (std::uint32_t s = 0; s < step; ++s) t += role.steps[s].kind != Step::Kind::RECV;
-  return t;
+  for (std::uint32_t s = 0; s < pos.step; ++s) t += static_cast<sim::TaskId>(role.items(role.steps[s]).size());
+  return t + pos.offset;
 }
 
 TEST(Dependencies, Zero3GatherPrefetchedDLayersAhead) {
@@ -108,17 +118,16 @@ TEST(Dependencies, Zero3GatherPrefetchedDLayersAhead) {
   const Role& role = p.roles[0];
   for (std::int32_t mb = 0; mb < 2; ++mb)
     for (std::int32_t l = 0; l < 24; ++l) {
-      const std::uint32_t g = find_step(role, "zero3-gather", l, mb, Direction::FORWARD);
-      const std::uint32_t f = find_step(role, "fwd", l, mb, Direction::FORWARD);
-      ASSERT_NE(g, sim::NONE);
-      EXPECT_TRUE(has_dep(role, role.steps[f], g, Dep::On::END)) << "layer " << l << " waits for its gather";
+      const ItemPos g = find_step(role, "zero3-gather", l, mb, Direction::FORWARD);
+      const ItemPos f = find_step(role, "fwd", l, mb, Direction::FORWARD);
+      EXPECT_TRUE(has_dep(role, role.steps[f.step], g, Dep::On::END)) << "layer " << l << " waits for its gather";
       if (l >= d) {
-        EXPECT_TRUE(has_dep(role, role.steps[g], find_step(role, "fwd", l - d, mb, Direction::FORWARD), Dep::On::START))
+        EXPECT_TRUE(has_dep(role, role.steps[g.step], find_step(role, "fwd", l - d, mb, Direction::FORWARD), Dep::On::START))
             << "gather of layer " << l << " issued when layer " << l - d << " starts";
       }
-      const std::uint32_t gb = find_step(role, "zero3-gather", l, mb, Direction::BACKWARD);
+      const ItemPos gb = find_step(role, "zero3-gather", l, mb, Direction::BACKWARD);
       if (l + d < 24)
-        EXPECT_TRUE(has_dep(role, role.steps[gb], find_step(role, "bwd", l + d, mb, Direction::BACKWARD), Dep::On::START));
+        EXPECT_TRUE(has_dep(role, role.steps[gb.step], find_step(role, "bwd", l + d, mb, Direction::BACKWARD), Dep::On::START));
     }
   // In the timeline: a gather of layer l ≥ d starts no earlier than layer l − d's forward.
   const Simulated full = simulate(p, Fidelity::FULL, 2);
@@ -148,8 +157,8 @@ TEST(Dependencies, GradientBucketsFollowTheLastAccumulationInGPipe) {
       const Step& st = role.steps[s];
       if (st.list != ItemList::FLOATING) continue;
       const Item& bucket = role.item(st);
-      const std::uint32_t last_bwd = find_step(role, "bwd", bucket.layer, 0, Direction::BACKWARD, true);
-      EXPECT_GT(s, last_bwd) << "bucket of layer " << bucket.layer << " placed after micro-batch 0's backward";
+      const ItemPos last_bwd = find_step(role, "bwd", bucket.layer, 0, Direction::BACKWARD, true);
+      EXPECT_GT(s, last_bwd.step) << "bucket of layer " << bucket.layer << " placed after micro-batch 0's backward";
       EXPECT_TRUE(has_dep(role, st, last_bwd, Dep::On::END));
     }
   }

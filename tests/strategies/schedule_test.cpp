@@ -142,3 +142,44 @@ TEST(PipelinePass, UnevenFirstAndLastStage) {
 
 }  // namespace
 }  // namespace trainsim::strategies
+
+namespace trainsim::strategies {
+namespace {
+
+// A run is one step when nothing needs its items one by one; a dependency on a
+// once-per-iteration item keeps the first run of a template item by item, one on every
+// micro-batch's items (a gradient bucket) the last.
+TEST(Schedule, WholeRunsUnlessAnItemIsNamed) {
+  auto count = [](const Role& role, Direction dir, bool whole) {
+    int n = 0;
+    std::int32_t last_mb = -2;
+    for (const Step& s : role.steps)
+      if (s.kind == Step::Kind::ITEM && s.micro_batch >= 0 && s.direction == dir && s.whole_run == whole &&
+          s.micro_batch != last_mb) {
+        ++n;
+        last_mb = s.micro_batch;
+      }
+    return n;
+  };
+  auto spec = testing::gpt_spec(2, 2, 2, 8);  // 4 micro-batches per pipeline
+  const Program plain = build_program(spec);
+  for (const Role& role : plain.roles) {
+    EXPECT_EQ(count(role, Direction::FORWARD, true), 4);
+    EXPECT_EQ(count(role, Direction::BACKWARD, true), 4);
+    EXPECT_EQ(role.item_steps() - role.tail.size(),
+              4 * (role.chunks[0].forward.size() + role.chunks[0].backward.size()) +
+                  4u);  // with 2 stages each sends in one direction: one send per micro-batch
+  }
+  spec.zero_stage = 1;
+  spec.overlap_grad_reduce = spec.overlap_param_gather = true;
+  const Program overlapped = build_program(spec);
+  for (const Role& role : overlapped.roles) {
+    EXPECT_EQ(count(role, Direction::FORWARD, false), 1) << "the first forward waits for its parameter buckets";
+    EXPECT_EQ(count(role, Direction::BACKWARD, false), 1) << "the last backward is what the gradient buckets follow";
+    EXPECT_EQ(count(role, Direction::FORWARD, true), 3);
+    EXPECT_EQ(count(role, Direction::BACKWARD, true), 3);
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::strategies
