@@ -177,10 +177,11 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
   }
   role_.steps.clear();
   role_.step_deps.clear();
-  std::size_t per_micro_batch = 0;
-  for (const Chunk& c : role.chunks) per_micro_batch += c.forward.size() + c.backward.size() + 4;
-  const std::size_t estimate = static_cast<std::size_t>(micro_batches_) * per_micro_batch + role.prologue.size() +
-                               role.floating.size() + role.tail.size();
+  // Most runs are one step with a receive and a send around it; a few go item by item.
+  std::size_t template_items = 0;
+  for (const Chunk& c : role.chunks) template_items += c.forward.size() + c.backward.size();
+  const std::size_t estimate = static_cast<std::size_t>(micro_batches_) * role.chunks.size() * 2 * 3 +
+                               2 * template_items + role.prologue.size() + role.floating.size() + role.tail.size();
   role_.steps.reserve(estimate);
   list_begin_.reserve(estimate);
   run_recv_.reserve(estimate);

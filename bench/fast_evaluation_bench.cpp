@@ -1,0 +1,40 @@
+// One fast-fidelity evaluation in process, as a sweep makes it for each variant: build the
+// Program from the scenario's spec, lower it (fast), simulate, and compute the report's
+// figures — the scenario file already loaded, the cluster and cost model built once. The
+// README records these against the targets of 5 ms (GPT-3 175B on 1,024 A100) and 20 ms
+// (Llama-3 70B on 512 H100).
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <variant>
+
+#include "report/run_report.hpp"
+#include "scenarios/loader.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/lower.hpp"
+#include "strategies/registry.hpp"
+
+namespace {
+
+using namespace trainsim;
+
+void fast_evaluation(benchmark::State& state, const char* name) {
+  const auto loaded = scenarios::load_file(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/" + name);
+  const auto& scenario = std::get<scenarios::LoadedScenario>(loaded);
+  const hardware::Cluster cluster(scenario.cluster, scenario.gpu);
+  const hardware::CostModel cost(scenario.gpu);
+  for (auto _ : state) {
+    const strategies::Program program = strategies::build_program(scenario.training);
+    const strategies::Lowered lowered = strategies::lower(program, cluster, cost, strategies::Fidelity::FAST);
+    const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network);
+    const report::RunReport r = report::analyze(program, lowered, timeline, cluster, cost);
+    benchmark::DoNotOptimize(r.iteration_s);
+    state.counters["steps"] = static_cast<double>(program.roles.front().steps.size() * program.roles.size());
+    state.counters["tasks"] = static_cast<double>(lowered.plan.size());
+  }
+}
+
+BENCHMARK_CAPTURE(fast_evaluation, gpt3_175b_1024, "gpt3-175b-a100-1024.textproto")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fast_evaluation, llama3_70b_512, "llama3-70b-h100-512.textproto")->Unit(benchmark::kMillisecond);
+
+}  // namespace
