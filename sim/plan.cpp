@@ -350,6 +350,25 @@ void PlanBuilder::set_hosts(std::uint32_t num_hosts, std::vector<std::uint32_t> 
 
 void PlanBuilder::set_stream_names(std::vector<std::string> names) { plan_.stream_names = std::move(names); }
 
+void PlanBuilder::reserve(std::size_t tasks, std::size_t comms) {
+  plan_.kind.reserve(tasks);
+  plan_.device.reserve(tasks);
+  plan_.stream.reserve(tasks);
+  plan_.category.reserve(tasks);
+  plan_.label.reserve(tasks);
+  plan_.micro_batch.reserve(tasks);
+  plan_.duration.reserve(tasks);
+  plan_.comm.reserve(tasks);
+  plan_.mem_class.reserve(tasks);
+  plan_.alloc_bytes.reserve(tasks);
+  plan_.free_bytes.reserve(tasks);
+  plan_.mem_on_host.reserve(tasks);
+  plan_.contention_share.reserve(tasks);
+  plan_.link_slowdown.reserve(tasks);
+  plan_.comms.reserve(comms);
+  edges_.reserve(tasks);
+}
+
 std::uint32_t PlanBuilder::add_op(OpDescriptor op) {
   plan_.ops.push_back(std::move(op));
   return static_cast<std::uint32_t>(plan_.ops.size() - 1);

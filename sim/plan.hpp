@@ -187,6 +187,8 @@ class PlanBuilder {
   void add_start_edge(TaskId from, TaskId to);  // `to` waits for `from` to start
   void set_hosts(std::uint32_t num_hosts, std::vector<std::uint32_t> host_of_device);
   void set_stream_names(std::vector<std::string> names);
+  // Room for this many tasks and communication instances (an estimate; more may follow).
+  void reserve(std::size_t tasks, std::size_t comms);
   // Op descriptors: describe(t, op) after adding task t; ops are shared between tasks.
   std::uint32_t add_op(OpDescriptor op);
   std::uint32_t add_op_group(std::vector<std::uint32_t> ranks);

@@ -492,6 +492,15 @@ Lowered Lowering::run() {
   sim::PlanBuilder b(num_devices, static_cast<std::uint32_t>(program_.streams.size()), categories, mem_classes);
   b.set_stream_names(program_.streams);
   {
+    // Fast fidelity: at most a task per step of one rank per stage; full: a task per item of
+    // every rank (what plan_size estimates).
+    std::size_t tasks = 0;
+    for (const Role& role : program_.roles)
+      tasks += fidelity_ == Fidelity::FAST ? role.steps.size()
+                                           : role.item_steps() * static_cast<std::size_t>(l.tensor * l.data);
+    b.reserve(tasks, fidelity_ == Fidelity::FAST ? tasks : tasks / 4);
+  }
+  {
     // One host per node; a device's host memory is its node's.
     std::vector<std::uint32_t> host_of_device;
     std::map<std::uint32_t, std::uint32_t> host_of_node;
