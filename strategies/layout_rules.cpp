@@ -63,8 +63,11 @@ std::string virtual_stages_divide_layers(std::int64_t virtual_stages, std::int64
   if (virtual_stages <= 1) return {};
   const auto chunks = checked_product(pipeline, virtual_stages);
   if (chunks && *chunks > 0 && layers % *chunks == 0) return {};
-  return format("{}={} needs {}={} divisible by {} × {} = {} × {} = {}", w.virtual_stages, virtual_stages,
-                     w.layers, layers, w.pipeline, w.virtual_stages, pipeline, virtual_stages, product_text(chunks));
+  if (!w.spell_out_chunks)
+    return format("{}={} needs {}={} divisible by {} × {} = {}", w.virtual_stages, virtual_stages, w.layers, layers,
+                  w.pipeline, w.virtual_stages, product_text(chunks));
+  return format("{}={} needs {}={} divisible by {} × {} = {} × {} = {}", w.virtual_stages, virtual_stages, w.layers,
+                layers, w.pipeline, w.virtual_stages, pipeline, virtual_stages, product_text(chunks));
 }
 
 std::string uneven_split(std::int64_t layers, std::int64_t pipeline, std::int64_t virtual_stages,

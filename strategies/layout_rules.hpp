@@ -24,15 +24,17 @@ struct RuleWords {
   const char* global_batch;
   const char* micro_batch;
   const char* sequence;
+  // "pipeline × virtual_stages = 4 × 4 = 16" (true) or "pp × vpp = 16".
+  bool spell_out_chunks;
 };
 // Scenario files (Megatron-LM's argument words) and the passes.
 inline constexpr RuleWords SCENARIO_WORDS = {"tensor",         "num_attention_heads", "num_query_groups",
                                              "pipeline",       "num_layers",          "virtual_stages",
                                              "data",           "global_batch_size",   "micro_batch_size",
-                                             "sequence length"};
+                                             "sequence length", true};
 // The runs table's columns (cli validate).
 inline constexpr RuleWords RUNS_TABLE_WORDS = {"tp", "heads", "kv_heads",     "pp",          "layers",
-                                               "vpp", "dp",   "global_batch", "micro_batch", "seq"};
+                                               "vpp", "dp",   "global_batch", "micro_batch", "seq", false};
 
 // a × b, or nullopt when it overflows int64 (hostile input); and its text.
 std::optional<std::int64_t> checked_product(std::int64_t a, std::int64_t b);
