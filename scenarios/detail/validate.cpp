@@ -24,6 +24,7 @@
 #include "scenarios/detail/parse.hpp"
 #include "scenarios/detail/schema.hpp"
 #include "strategies/layout_rules.hpp"
+#include "strategies/parallel_layout.hpp"
 #include "strategies/registry.hpp"
 
 namespace trainsim::scenarios::detail {
@@ -499,6 +500,21 @@ class Validator {
     if (p.sequence_parallel() && tensor_ == 1) {
       note("parallel.sequence_parallel has no effect with tensor = 1");
     }
+    // Context and expert parallelism: parallel_layout.hpp places their ranks, but no pass
+    // shards a model over them yet.
+    for (const auto& [field, has, value, what] :
+         {std::tuple{"parallel.context", p.has_context(), p.context(), "context"},
+          std::tuple{"parallel.expert", p.has_expert(), p.expert(), "expert"}}) {
+      if (MaybeInt v = has ? size(field, value) : std::nullopt; v && *v > 1)
+        error(field, fmt::format("{}={} is not supported yet: no pass implements {} parallelism (use 1, or leave "
+                                 "it out)",
+                                 what, *v, what));
+    }
+    if (!p.rank_order().empty()) {
+      auto order = strategies::parse_rank_order(p.rank_order());
+      if (const auto* message = std::get_if<std::string>(&order)) error("parallel.rank_order", *message);
+      else rank_order_ = strategies::to_string(std::get<strategies::RankOrder>(order));
+    }
   }
 
   void check_batch() {
@@ -831,6 +847,7 @@ class Validator {
     spec.layout.virtual_stages = *virtual_stages_;
     spec.layout.first_stage_layers = first_stage_.value_or(0);
     spec.layout.last_stage_layers = last_stage_.value_or(0);
+    spec.layout.rank_order = rank_order_;
     spec.pipeline_schedule = schedule_;
     spec.zero_stage = *zero_stage_;
     spec.recompute = *recompute_;
@@ -878,6 +895,7 @@ class Validator {
   bool flash_attention_ = true;
 
   MaybeInt tensor_, pipeline_, data_, virtual_stages_, first_stage_, last_stage_;
+  std::string rank_order_{strategies::DEFAULT_RANK_ORDER};
 
   std::string schedule_;
   MaybeInt zero_stage_;
