@@ -20,6 +20,7 @@
 #include "sim/simulate.hpp"
 #include "report/run_report.hpp"
 #include "sim/time.hpp"
+#include "strategies/layout_rules.hpp"
 #include "strategies/plan_size.hpp"
 #include "strategies/registry.hpp"
 
@@ -59,8 +60,6 @@ std::optional<std::int64_t> multiply(std::int64_t a, std::int64_t b) {
   return product;
 }
 
-std::string product_text(std::optional<std::int64_t> p) { return p ? std::to_string(*p) : "more than int64"; }
-
 const char* recompute_name(strategies::Recompute r) {
   switch (r) {
     case strategies::Recompute::NONE: return "none";
@@ -80,34 +79,21 @@ void check_layout(const RunRow& row, std::int64_t cp, std::int64_t micro_batch, 
     bad(fmt::format("kv_heads={} does not divide heads={}", row.kv_heads, row.heads));
   if (row.gpus % row.gpus_per_node != 0)
     bad(fmt::format("gpus={} is not a multiple of gpus_per_node={}", row.gpus, row.gpus_per_node));
-  if (row.heads % row.tp != 0) {
-    bad(fmt::format("tp={} does not divide heads={}", row.tp, row.heads));
-  } else if (row.kv_heads % row.tp != 0) {
-    bad(fmt::format("tp={} does not divide kv_heads={}", row.tp, row.kv_heads));
-  }
-  if (row.layers % row.pp != 0) {
-    bad(fmt::format("pp={} does not divide layers={}", row.pp, row.layers));
-  } else if (vpp > 1) {
-    const auto chunks = multiply(row.pp, vpp);
-    if (row.pp == 1) {
-      bad(fmt::format("vpp={} needs pp > 1 (interleaving splits each pipeline stage into chunks)", vpp));
-    } else if (!chunks || row.layers % *chunks != 0) {
-      bad(fmt::format("vpp={} needs layers={} divisible by pp × vpp = {}", vpp, row.layers, product_text(chunks)));
-    }
-  }
+  const auto& w = strategies::RUNS_TABLE_WORDS;
+  auto check = [&](std::string message) {
+    if (message.empty()) return true;
+    bad(std::move(message));
+    return false;
+  };
+  if (check(strategies::tensor_divides_heads(row.tp, row.heads, w))) check(strategies::tensor_divides_kv_heads(row.tp, row.kv_heads, w));
+  if (check(strategies::pipeline_divides_layers(row.pp, row.layers, w)) &&
+      check(strategies::virtual_stages_need_pipeline(vpp, row.pp, w)))
+    check(strategies::virtual_stages_divide_layers(vpp, row.pp, row.layers, w));
   if (!dp) return;  // not derivable: already reported
-  const auto tp_pp = multiply(row.tp, row.pp);
-  const auto model_parallel = tp_pp ? multiply(*tp_pp, cp) : std::nullopt;
-  const auto world = model_parallel ? multiply(*model_parallel, *dp) : std::nullopt;
-  if (world != row.gpus) {
-    bad(fmt::format("tp × pp × cp × dp = {} × {} × {} × {} = {}, but gpus={}", row.tp, row.pp, cp, *dp,
-                    product_text(world), row.gpus));
-  }
-  const auto step = multiply(micro_batch, *dp);
-  if (!step || row.global_batch % *step != 0) {
-    bad(fmt::format("global_batch={} is not divisible by micro_batch × dp = {} × {} = {}", row.global_batch,
-                    micro_batch, *dp, product_text(step)));
-  }
+  const std::string world =
+      strategies::layout_product_mismatch({{"tp", row.tp}, {"pp", row.pp}, {"cp", cp}, {"dp", *dp}}, row.gpus);
+  if (!world.empty()) bad(fmt::format("{}, but gpus={}", world, row.gpus));
+  check(strategies::batch_divides(row.global_batch, micro_batch, *dp, w));
 }
 
 }  // namespace

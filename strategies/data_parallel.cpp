@@ -2,6 +2,7 @@
 // micro-batches, then the gradients are all-reduced over the replicas before the
 // optimizer step (bytes = parameters × gradient bytes; formulas.md: 2Ψ of traffic).
 #include "strategies/detail/pass_functions.hpp"
+#include "strategies/layout_rules.hpp"
 
 namespace trainsim::strategies::detail {
 
@@ -10,9 +11,7 @@ std::string data_parallel(Program& program, const PassArgs& args) {
   const TrainingSpec& spec = program.spec;
   const std::int64_t d = args.get("size");
   if (d < 1) return "data size must be positive";
-  if (spec.global_batch % (spec.micro_batch * d) != 0)
-    return "global_batch_size=" + std::to_string(spec.global_batch) + " is not divisible by micro_batch_size × data = " +
-           std::to_string(spec.micro_batch * d);
+  if (auto e = batch_divides(spec.global_batch, spec.micro_batch, d); !e.empty()) return e;
   program.applied.data = d;
   program.micro_batches = spec.global_batch / (spec.micro_batch * d);
   const StateBytes sb = state_bytes_per_param(spec);

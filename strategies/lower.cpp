@@ -12,18 +12,6 @@ namespace trainsim::strategies {
 
 const char* to_string(Fidelity f) { return f == Fidelity::FULL ? "full" : "fast"; }
 
-std::uint32_t rank_of(const Layout& l, const RankCoord& c) {
-  return static_cast<std::uint32_t>(c.tensor + l.tensor * (c.data + l.data * c.stage));
-}
-
-RankCoord coord_of(const Layout& l, std::uint32_t rank) {
-  RankCoord c;
-  c.tensor = rank % l.tensor;
-  c.data = (rank / l.tensor) % l.data;
-  c.stage = rank / (l.tensor * l.data);
-  return c;
-}
-
 namespace {
 
 using Parts = std::array<sim::Time, static_cast<int>(Category::COUNT)>;
@@ -37,52 +25,24 @@ hardware::KernelClass kernel_class(models::ComputeClass c) {
   return hardware::KernelClass::MEMORY;
 }
 
-// The ranks of the group a collective of `dim` runs over, for the rank at `c`, in ring
-// order; and an id for that group unique within its dimension.
-std::vector<std::uint32_t> group_ranks(const Layout& l, Dim dim, const RankCoord& c, std::int64_t stages) {
-  std::vector<std::uint32_t> ranks;
+// The group a collective of `dim` runs over, for `rank`, in ring order (parallel_layout.hpp;
+// the program's PIPELINE collective is the tied-embedding group); and the symmetric set of
+// such groups in the rank's stage (fast fidelity's closed form).
+ParallelDim parallel_dim(Dim dim) {
   switch (dim) {
-    case Dim::TENSOR:
-      for (std::int64_t t = 0; t < l.tensor; ++t) ranks.push_back(rank_of(l, {t, c.data, c.stage}));
-      break;
-    case Dim::DATA:
-      for (std::int64_t d = 0; d < l.data; ++d) ranks.push_back(rank_of(l, {c.tensor, d, c.stage}));
-      break;
-    case Dim::PIPELINE:  // the tied-embedding group: first and last stage
-      ranks.push_back(rank_of(l, {c.tensor, c.data, 0}));
-      ranks.push_back(rank_of(l, {c.tensor, c.data, stages - 1}));
-      break;
+    case Dim::TENSOR: return ParallelDim::TENSOR;
+    case Dim::DATA: return ParallelDim::DATA;
+    case Dim::PIPELINE: return ParallelDim::PIPELINE;
   }
-  return ranks;
+  return ParallelDim::TENSOR;
 }
 
-std::uint64_t group_id(const Layout& l, Dim dim, const RankCoord& c) {
-  switch (dim) {
-    case Dim::TENSOR: return static_cast<std::uint64_t>(c.data + l.data * c.stage);
-    case Dim::DATA: return static_cast<std::uint64_t>(c.tensor + l.tensor * c.stage);
-    case Dim::PIPELINE: return static_cast<std::uint64_t>(c.tensor + l.tensor * c.data);
-  }
-  return 0;
+std::vector<std::uint32_t> group_ranks(const ParallelLayout& pl, Dim dim, std::uint32_t rank) {
+  return dim == Dim::PIPELINE ? pl.tied_embedding_group(rank) : pl.group(parallel_dim(dim), rank);
 }
 
-// Every group of `dim` that runs the same collective at the same time as the group of the
-// rank at `c`: the symmetric traffic of its stage (fast fidelity's closed form).
-std::vector<std::vector<std::uint32_t>> symmetric_groups(const Layout& l, Dim dim, const RankCoord& c,
-                                                         std::int64_t stages) {
-  std::vector<std::vector<std::uint32_t>> groups;
-  switch (dim) {
-    case Dim::TENSOR:
-      for (std::int64_t d = 0; d < l.data; ++d) groups.push_back(group_ranks(l, dim, {0, d, c.stage}, stages));
-      break;
-    case Dim::DATA:
-      for (std::int64_t t = 0; t < l.tensor; ++t) groups.push_back(group_ranks(l, dim, {t, 0, c.stage}, stages));
-      break;
-    case Dim::PIPELINE:
-      for (std::int64_t d = 0; d < l.data; ++d)
-        for (std::int64_t t = 0; t < l.tensor; ++t) groups.push_back(group_ranks(l, dim, {t, d, c.stage}, stages));
-      break;
-  }
-  return groups;
+std::vector<std::vector<std::uint32_t>> symmetric_groups(const ParallelLayout& pl, Dim dim, std::int64_t stage) {
+  return dim == Dim::PIPELINE ? pl.tied_embedding_groups() : pl.groups(parallel_dim(dim), ParallelDim::PIPELINE, stage);
 }
 
 // Fast fidelity: a run of consecutive steps of one template run folded into one task.
@@ -135,25 +95,25 @@ class Lowering {
   Lowering(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
            Fidelity fidelity, const LowerOptions& options)
       : program_(program), cluster_(cluster), cost_(cost), fidelity_(fidelity), options_(options),
-        l_(program.spec.layout), stages_(static_cast<std::int64_t>(program.roles.size())) {}
+        l_(program.spec.layout), pl_(parallel_layout(program.spec.layout)), stages_(static_cast<std::int64_t>(program.roles.size())) {}
 
   Lowered run();
 
  private:
   sim::Time compute_time(const Item& it, std::int64_t stage);
-  hardware::ClosedForm symmetric(Dim dim, hardware::Collective op, const RankCoord& c);
+  hardware::ClosedForm symmetric(Dim dim, hardware::Collective op, const RankCoords& c);
   hardware::ClosedForm symmetric_send(std::int64_t stage, std::int64_t peer);
   double tp_interference(std::int64_t stage);
-  sim::Time closed_form(const CollectiveNeed& need, const RankCoord& c);
+  sim::Time closed_form(const CollectiveNeed& need, const RankCoords& c);
   sim::Time copy_time(const Item& it, std::uint32_t rank);
   std::vector<FoldGroup> fold_groups(const Role& role) const;
-  const Folded& fold(const Role& role, const FoldGroup& g, const RankCoord& c);
-  const Folded& fold_run(const Role& role, const Step& step, const RankCoord& c);
+  const Folded& fold(const Role& role, const FoldGroup& g, const RankCoords& c);
+  const Folded& fold_run(const Role& role, const Step& step, const RankCoords& c);
   struct LocalEdge {
     std::uint32_t from, to;
     Dep::On on;
   };
-  void simulate_fold(const std::vector<const Item*>& items, const std::vector<LocalEdge>& edges, const RankCoord& c,
+  void simulate_fold(const std::vector<const Item*>& items, const std::vector<LocalEdge>& edges, const RankCoords& c,
                      Folded& f);
   bool rank_local(const Item& it) const;
   sim::OpDescriptor describe(const Role& role, const Item& it, std::uint32_t group) const;
@@ -165,6 +125,7 @@ class Lowering {
   Fidelity fidelity_;
   LowerOptions options_;
   const Layout& l_;
+  ParallelLayout pl_;
   std::int64_t stages_;
   double contention_ = 0;
 
@@ -186,9 +147,9 @@ sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
   return sim::Time::from_seconds(pos->second.seconds() * it.fraction);
 }
 
-hardware::ClosedForm Lowering::symmetric(Dim dim, hardware::Collective op, const RankCoord& c) {
+hardware::ClosedForm Lowering::symmetric(Dim dim, hardware::Collective op, const RankCoords& c) {
   auto [pos, fresh] = closed_form_cache_.try_emplace({static_cast<int>(dim), c.stage, static_cast<int>(op)});
-  if (fresh) pos->second = hardware::symmetric_closed_form(cluster_, op, symmetric_groups(l_, dim, c, stages_));
+  if (fresh) pos->second = hardware::symmetric_closed_form(cluster_, op, symmetric_groups(pl_, dim, c.stage));
   return pos->second;
 }
 
@@ -197,8 +158,8 @@ hardware::ClosedForm Lowering::symmetric_send(std::int64_t stage, std::int64_t p
   if (fresh) {
     // Every pair of ranks across this stage boundary sends at once.
     std::vector<std::vector<std::uint32_t>> pairs;
-    for (std::int64_t d = 0; d < l_.data; ++d)
-      for (std::int64_t t = 0; t < l_.tensor; ++t) pairs.push_back({rank_of(l_, {t, d, stage}), rank_of(l_, {t, d, peer})});
+    for (const auto& g : pl_.groups(ParallelDim::PIPELINE))
+      pairs.push_back({g[static_cast<std::size_t>(stage)], g[static_cast<std::size_t>(peer)]});
     pos->second = hardware::symmetric_closed_form(cluster_, hardware::Collective::SEND_RECV, pairs);
   }
   return pos->second;
@@ -209,15 +170,14 @@ hardware::ClosedForm Lowering::symmetric_send(std::int64_t stage, std::int64_t p
 double Lowering::tp_interference(std::int64_t stage) {
   auto [pos, fresh] = interference_cache_.try_emplace(stage, 0.0);
   if (fresh && l_.tensor > 1 && l_.data > 1) {
-    const RankCoord c{0, 0, stage};
     pos->second = hardware::interference_slowdown(
-        cluster_, hardware::Collective::ALL_REDUCE, symmetric_groups(l_, Dim::TENSOR, c, stages_),
-        hardware::Collective::ALL_REDUCE, symmetric_groups(l_, Dim::DATA, c, stages_));
+        cluster_, hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::TENSOR, stage),
+        hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::DATA, stage));
   }
   return pos->second;
 }
 
-sim::Time Lowering::closed_form(const CollectiveNeed& need, const RankCoord& c) {
+sim::Time Lowering::closed_form(const CollectiveNeed& need, const RankCoords& c) {
   return sim::Time::from_seconds(symmetric(need.dim, need.op, c).seconds(need.bytes, need.latency_scale));
 }
 
@@ -311,7 +271,7 @@ std::vector<FoldGroup> Lowering::fold_groups(const Role& role) const {
 // (contention included), and keeps what the group's task needs: its length, what each
 // category contributed, its memory high-water mark and net change, and the share of it that
 // computes with no communication of its own beside it (what contention from outside slows).
-const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoord& c) {
+const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoords& c) {
   const Step& head = role.steps[g.first];
   const auto key = std::make_tuple(c.stage, static_cast<int>(head.list), static_cast<std::uint32_t>(head.chunk),
                                    head.index, role.steps[g.last].index);
@@ -330,7 +290,7 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
 
 // A whole template run (Step::whole_run): its items wait for each other as the template
 // says. The same run folded step by step has the same key and the same result.
-const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankCoord& c) {
+const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankCoords& c) {
   const auto key = std::make_tuple(c.stage, static_cast<int>(step.list), static_cast<std::uint32_t>(step.chunk),
                                    step.index, step.index + step.count - 1);
   auto [pos, fresh] = fold_cache_.try_emplace(key);
@@ -349,7 +309,7 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
 }
 
 void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::vector<LocalEdge>& edges,
-                             const RankCoord& c, Folded& f) {
+                             const RankCoords& c, Folded& f) {
   const auto n = static_cast<std::uint32_t>(items.size());
   const auto streams = static_cast<std::uint32_t>(program_.streams.size());
   sim::PlanBuilder b(1, streams, {}, {"activations"});
@@ -477,8 +437,8 @@ Lowered Lowering::run() {
   out.fidelity = fidelity_;
   std::vector<std::uint32_t> device_of_rank(static_cast<std::size_t>(l.gpus()), sim::NONE);
   for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(l.gpus()); ++r) {
-    const RankCoord c = coord_of(l, r);
-    if (fidelity_ == Fidelity::FULL || (c.tensor == 0 && c.data == 0)) {
+    const RankCoords c = pl_.coords(r);
+    if (fidelity_ == Fidelity::FULL || pl_.is_representative(r)) {
       device_of_rank[r] = static_cast<std::uint32_t>(out.device_rank.size());
       out.device_rank.push_back(r);
       out.device_stage.push_back(static_cast<std::int32_t>(c.stage));
@@ -559,7 +519,7 @@ Lowered Lowering::run() {
 
   for (std::uint32_t dev = 0; dev < num_devices; ++dev) {
     const std::uint32_t rank = out.device_rank[dev];
-    const RankCoord c = coord_of(l, rank);
+    const RankCoords c = pl_.coords(rank);
     const Role& role = program_.roles[static_cast<std::size_t>(c.stage)];
     std::uint64_t seq[3] = {0, 0, 0};
     for (int d = 0; d < static_cast<int>(MemClass::COUNT); ++d)
@@ -638,7 +598,7 @@ Lowered Lowering::run() {
         return task;
       }
       if (step.kind == Step::Kind::SEND) {
-        const std::uint32_t peer = rank_of(l, {c.tensor, c.data, step.peer_stage});
+        const std::uint32_t peer = pl_.with(rank, ParallelDim::PIPELINE, step.peer_stage);
         sim::CommInstance inst;
         inst.bytes = it.collective.bytes;
         inst.participants = 1;
@@ -657,10 +617,10 @@ Lowered Lowering::run() {
       }
       // A collective over a group: every simulated member joins the same instance.
       const auto dim = static_cast<int>(it.collective.dim);
-      const std::uint64_t gid = group_id(l, it.collective.dim, c);
+      const std::uint64_t gid = pl_.group_id(parallel_dim(it.collective.dim), rank);
       auto [pos, fresh] = instances[dim].try_emplace(instance_key(gid, seq[dim]++), 0);
       if (fresh) {
-        const auto ranks = group_ranks(l, it.collective.dim, c, stages_);
+        const auto ranks = group_ranks(pl_, it.collective.dim, rank);
         sim::CommInstance inst;
         inst.bytes = it.collective.bytes;
         inst.latency_scale = it.collective.latency_scale;
@@ -677,7 +637,7 @@ Lowered Lowering::run() {
       }
       const std::uint32_t task = b.add_comm_task(ts, pos->second);
       if (options_.describe_ops)
-        describe_task(task, role, step, index, op_group(group_ranks(l, it.collective.dim, c, stages_)));
+        describe_task(task, role, step, index, op_group(group_ranks(pl_, it.collective.dim, rank)));
       return task;
     };
 
@@ -728,7 +688,7 @@ Lowered Lowering::run() {
 
   // Dependencies: within a rank by step; a RECV stands for the peer's SEND.
   for (std::uint32_t dev = 0; dev < num_devices; ++dev) {
-    const RankCoord c = coord_of(l, out.device_rank[dev]);
+    const RankCoords c = pl_.coords(out.device_rank[dev]);
     const Role& role = program_.roles[static_cast<std::size_t>(c.stage)];
     const auto& first = first_task[dev];
     const auto& last = last_task[dev];
@@ -738,7 +698,7 @@ Lowered Lowering::run() {
         const Step& dep = role.steps[d.step];
         std::uint32_t from = d.on == Dep::On::END ? last[d.step] : first[d.step];
         if (dep.kind == Step::Kind::RECV) {
-          const std::uint32_t peer_dev = device_of_rank[rank_of(l, {c.tensor, c.data, dep.peer_stage})];
+          const std::uint32_t peer_dev = device_of_rank[pl_.with(out.device_rank[dev], ParallelDim::PIPELINE, dep.peer_stage)];
           from = send_task[send_slot(peer_dev, dep.micro_batch, dep.peer_chunk, dep.direction)];
         }
         if (from == sim::NONE) throw std::logic_error("lower: a step depends on a send that was never issued");

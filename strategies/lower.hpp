@@ -10,6 +10,7 @@
 #include "hardware/cluster.hpp"
 #include "hardware/cost_model.hpp"
 #include "sim/plan.hpp"
+#include "strategies/parallel_layout.hpp"
 #include "strategies/program.hpp"
 
 namespace trainsim::strategies {
@@ -24,7 +25,7 @@ struct Lowered {
   sim::Plan plan;
   sim::NetworkSpec network;
   Fidelity fidelity = Fidelity::FULL;
-  std::vector<std::uint32_t> device_rank;   // plan device → global rank (Megatron order)
+  std::vector<std::uint32_t> device_rank;   // plan device → global rank (the layout's rank order)
   std::vector<std::int32_t> device_stage;   // plan device → pipeline stage
   // Fast fidelity folds each run of a stage's rank-local work (a micro-batch's layers, their
   // tensor-parallel collectives, pipelined or not) into one compute-stream task whose time
@@ -34,13 +35,6 @@ struct Lowered {
   std::vector<std::uint32_t> parts_of_task;  // per task: index into parts, or sim::NONE
   std::vector<std::array<sim::Time, static_cast<int>(Category::COUNT)>> parts;
 };
-
-// Megatron's rank order: tensor fastest, then data, then pipeline.
-struct RankCoord {
-  std::int64_t tensor = 0, data = 0, stage = 0;
-};
-std::uint32_t rank_of(const Layout& layout, const RankCoord& c);
-RankCoord coord_of(const Layout& layout, std::uint32_t rank);
 
 struct LowerOptions {
   // Fill the Plan's op descriptors (what each task is: op, FLOPs, bytes, collective, group,

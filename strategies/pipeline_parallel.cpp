@@ -4,6 +4,7 @@
 // stage holds v chunks: chunk c of stage i is virtual stage c·p + i. Activations cross
 // stage boundaries as point-to-point sends that the schedule pass places.
 #include "strategies/detail/pass_functions.hpp"
+#include "strategies/layout_rules.hpp"
 
 namespace trainsim::strategies::detail {
 
@@ -21,24 +22,18 @@ std::string pipeline_parallel(Program& program, const PassArgs& args) {
   // Layer counts per virtual stage, in model order.
   std::vector<std::int64_t> counts;
   if (uneven) {
-    if (v > 1) return "an uneven first/last-stage split cannot be combined with virtual_stages > 1";
-    if (p < 2) return "first_stage_layers/last_stage_layers need pipeline ≥ 2";
+    if (auto e = uneven_split(layers, p, v, l.first_stage_layers, l.last_stage_layers); !e.empty()) return e;
     const std::int64_t middle_stages = p - 2;
     const std::int64_t even = layers / p;
     const std::int64_t first = l.first_stage_layers > 0 ? l.first_stage_layers : even;
     const std::int64_t last = l.last_stage_layers > 0 ? l.last_stage_layers : even;
     const std::int64_t rest = layers - first - last;
-    if (rest < 0 || (middle_stages == 0 && rest != 0) || (middle_stages > 0 && (rest % middle_stages != 0 || rest == 0)))
-      return "first_stage_layers=" + std::to_string(first) + " and last_stage_layers=" + std::to_string(last) +
-             " leave " + std::to_string(rest) + " of num_layers=" + std::to_string(layers) + " for " +
-             std::to_string(middle_stages) + " middle stages, which must split them evenly (at least one each)";
     counts.push_back(first);
     for (std::int64_t i = 0; i < middle_stages; ++i) counts.push_back(rest / middle_stages);
     counts.push_back(last);
   } else {
-    if (layers % (p * v) != 0)
-      return "pipeline × virtual_stages = " + std::to_string(p * v) + " does not divide num_layers=" +
-             std::to_string(layers);
+    if (auto e = pipeline_divides_layers(p, layers); !e.empty()) return e;
+    if (auto e = virtual_stages_divide_layers(v, p, layers); !e.empty()) return e;
     counts.assign(static_cast<std::size_t>(p * v), layers / (p * v));
   }
   std::vector<Role> roles(static_cast<std::size_t>(p));

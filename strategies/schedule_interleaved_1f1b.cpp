@@ -8,6 +8,7 @@
 
 #include "strategies/detail/pass_functions.hpp"
 #include "strategies/detail/schedule_builder.hpp"
+#include "strategies/layout_rules.hpp"
 
 namespace trainsim::strategies::detail {
 
@@ -16,9 +17,10 @@ std::string schedule_interleaved_1f1b(Program& program, const PassArgs& /*args*/
   const auto p = static_cast<std::int32_t>(program.roles.size());
   const auto m = static_cast<std::int32_t>(program.micro_batches);
   const auto v = static_cast<std::int32_t>(program.applied.virtual_stages);
-  if (p > 1 && v > 1 && m % p != 0)
-    return "the interleaved schedule needs the micro-batches per pipeline (" + std::to_string(m) +
-           ") to be a multiple of pipeline=" + std::to_string(p);
+  if (p > 1 && v > 1 && m % p != 0) {
+    std::string e = interleaved_micro_batches(program.spec.global_batch, program.spec.micro_batch, program.applied.data, p, v);
+    return e.empty() ? "interleaved-1f1b needs the micro-batches per pipeline to be a multiple of pipeline" : e;
+  }
   const std::int32_t units = m * v;
   auto micro_batch_of = [&](std::int32_t k) { return (k / (p * v)) * p + k % p; };
   auto chunk_of = [&](std::int32_t k, bool forward) {

@@ -20,7 +20,13 @@ struct Layout {
   // stages between split the rest evenly.
   std::int64_t first_stage_layers = 0;
   std::int64_t last_stage_layers = 0;
-  std::int64_t gpus() const { return tensor * pipeline * data; }
+  // Context and expert parallel sizes: no pass implements them yet (scenarios refuse > 1),
+  // but parallel_layout.hpp places ranks for them.
+  std::int64_t context = 1;
+  std::int64_t expert = 1;
+  // Rank order, fastest-varying dimension first (parallel_layout.hpp: parse_rank_order).
+  std::string rank_order = "tp-cp-ep-dp-pp";
+  std::int64_t gpus() const { return tensor * context * expert * data * pipeline; }
 };
 
 enum class Recompute : std::uint8_t { NONE, SELECTIVE, FULL };

@@ -4,6 +4,7 @@
 // column-parallel region begins in backward; with sequence parallelism (Korthikanti et
 // al. 2022) those become reduce-scatter / all-gather pairs and norms are sharded too.
 #include "strategies/detail/pass_functions.hpp"
+#include "strategies/layout_rules.hpp"
 
 namespace trainsim::strategies::detail {
 
@@ -13,13 +14,13 @@ std::string tensor_parallel(Program& program, const PassArgs& args) {
   want.tensor = args.get("size");
   want.sequence_parallel = args.get("sp") != 0;
   if (want.tensor < 1) return "tensor size must be positive";
-  if (program.spec.model.heads % want.tensor != 0)
-    return "tensor=" + std::to_string(want.tensor) + " does not divide the attention heads";
+  if (auto e = tensor_divides_heads(want.tensor, program.spec.model.heads); !e.empty()) return e;
+  if (auto e = tensor_divides_kv_heads(want.tensor, program.spec.model.kv_heads); !e.empty()) return e;
   program.applied.tensor = want.tensor;
   program.applied.sequence_parallel = want.sequence_parallel;
-  if (want.sequence_parallel && want.tensor > 1 && program.spec.sequence % want.tensor != 0)
-    return "sequence parallelism needs tensor=" + std::to_string(want.tensor) + " to divide the sequence length " +
-           std::to_string(program.spec.sequence);
+  if (auto e = sequence_parallel_divides_sequence(want.sequence_parallel, want.tensor, program.spec.sequence);
+      !e.empty())
+    return e;
   for (auto& role : program.roles) rebuild_role(role, program);
   return {};
 }

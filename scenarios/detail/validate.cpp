@@ -27,6 +27,8 @@
 #include "scenarios/detail/schema.hpp"
 #include "scenarios/input_file.hpp"
 #include "scenarios/limits.hpp"
+#include "strategies/layout_rules.hpp"
+#include "strategies/parallel_layout.hpp"
 #include "strategies/registry.hpp"
 
 namespace trainsim::scenarios::detail {
@@ -475,10 +477,10 @@ class Validator {
       if (data_ && tp && gpus_) {
         MaybeInt product = multiply(*tp, *data_);
         if (product != gpus_) {
-          error("parallel.data",
-                fmt::format("tensor × pipeline × data = {} × {} × {} = {}, but the cluster has {} GPUs ({} nodes × {})",
-                            *tensor_, *pipeline_, *data_, product ? std::to_string(*product) : "more than int64",
-                            *gpus_, *nodes_, *gpus_per_node_));
+          error("parallel.data", strategies::layout_product_mismatch(
+                                     {{"tensor", *tensor_}, {"pipeline", *pipeline_}, {"data", *data_}}, *gpus_) +
+                                     fmt::format(", but the cluster has {} GPUs ({} nodes × {})", *gpus_, *nodes_,
+                                                 *gpus_per_node_));
         }
       }
     } else if (tp && gpus_) {
@@ -496,56 +498,54 @@ class Validator {
 
     Int gpus = gpus_.value_or(std::numeric_limits<Int>::max());
     if (tensor_ && heads_ && *heads_ % *tensor_ != 0) {
-      error("parallel.tensor", fmt::format("tensor={} does not divide num_attention_heads={}{}", *tensor_, *heads_,
-                                           valid_list(models::divisor_list(*heads_, gpus))));
+      error("parallel.tensor", strategies::tensor_divides_heads(*tensor_, *heads_) +
+                                   valid_list(models::divisor_list(*heads_, gpus)));
     } else if (tensor_ && kv_ && *kv_ % *tensor_ != 0) {
-      error("parallel.tensor", fmt::format("tensor={} does not divide num_query_groups={}{}", *tensor_, *kv_,
-                                           valid_list(models::divisor_list(*kv_, gpus))));
+      error("parallel.tensor", strategies::tensor_divides_kv_heads(*tensor_, *kv_) +
+                                   valid_list(models::divisor_list(*kv_, gpus)));
     }
     if (p.has_first_stage_layers()) first_stage_ = size("parallel.first_stage_layers", p.first_stage_layers());
     if (p.has_last_stage_layers()) last_stage_ = size("parallel.last_stage_layers", p.last_stage_layers());
     const bool uneven = p.has_first_stage_layers() || p.has_last_stage_layers();
     if (uneven && pipeline_ && layers_) {
-      // Each is at most limits::LAYERS (size()), so the difference cannot overflow.
-      const Int first = first_stage_.value_or(*layers_ / *pipeline_);
-      const Int last = last_stage_.value_or(*layers_ / *pipeline_);
-      const Int middle = *pipeline_ - 2;
-      const Int rest = *layers_ - first - last;
       const char* field = p.has_first_stage_layers() ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
-      if (*pipeline_ < 2) {
-        error(field, "an uneven split needs pipeline ≥ 2");
-      } else if (virtual_stages_ && *virtual_stages_ > 1) {
-        error(field, "an uneven split cannot be combined with virtual_stages > 1");
-      } else if (rest < 0 || (middle == 0 && rest != 0) || (middle > 0 && (rest <= 0 || rest % middle != 0))) {
-        error(field, fmt::format("first_stage_layers={} and last_stage_layers={} leave {} of num_layers={} for the {} "
-                                 "middle stages, which must split them evenly (at least one layer each)",
-                                 first, last, rest, *layers_, middle));
-      }
+      const std::string e = strategies::uneven_split(*layers_, *pipeline_, virtual_stages_.value_or(1),
+                                                     first_stage_.value_or(0), last_stage_.value_or(0));
+      if (!e.empty()) error(field, e);
     } else if (pipeline_ && layers_ && *layers_ % *pipeline_ != 0) {
-      error("parallel.pipeline", fmt::format("pipeline={} does not divide num_layers={}{} (or set "
-                                             "parallel.first_stage_layers / last_stage_layers for an uneven split)",
-                                             *pipeline_, *layers_, valid_list(models::divisor_list(*layers_, gpus))));
+      error("parallel.pipeline", strategies::pipeline_divides_layers(*pipeline_, *layers_) +
+                                     valid_list(models::divisor_list(*layers_, gpus)) +
+                                     " (or set parallel.first_stage_layers / last_stage_layers for an uneven split)");
     } else if (virtual_stages_ && *virtual_stages_ > 1 && pipeline_) {
       if (*pipeline_ == 1) {
-        error("parallel.virtual_stages",
-              fmt::format("virtual_stages={} needs pipeline > 1 (interleaving splits each pipeline stage's layers "
-                          "into chunks)",
-                          *virtual_stages_));
+        error("parallel.virtual_stages", strategies::virtual_stages_need_pipeline(*virtual_stages_, *pipeline_));
       } else if (layers_) {
         MaybeInt chunks = multiply(*pipeline_, *virtual_stages_);
         if (!chunks || *layers_ % *chunks != 0) {
           Int per_stage = *layers_ / *pipeline_;
           error("parallel.virtual_stages",
-                fmt::format("virtual_stages={} needs num_layers={} divisible by pipeline × virtual_stages = {} × {} = "
-                            "{}{}",
-                            *virtual_stages_, *layers_, *pipeline_, *virtual_stages_,
-                            chunks ? std::to_string(*chunks) : "more than int64",
-                            valid_list(models::divisor_list(per_stage, per_stage))));
+                strategies::virtual_stages_divide_layers(*virtual_stages_, *pipeline_, *layers_) +
+                    valid_list(models::divisor_list(per_stage, per_stage)));
         }
       }
     }
     if (p.sequence_parallel() && tensor_ == 1) {
       note("parallel.sequence_parallel has no effect with tensor = 1");
+    }
+    // Context and expert parallelism: parallel_layout.hpp places their ranks, but no pass
+    // shards a model over them yet.
+    for (const auto& [field, has, value, what] :
+         {std::tuple{"parallel.context", p.has_context(), p.context(), "context"},
+          std::tuple{"parallel.expert", p.has_expert(), p.expert(), "expert"}}) {
+      if (MaybeInt v = has ? size(field, value) : std::nullopt; v && *v > 1)
+        error(field, fmt::format("{}={} is not supported yet: no pass implements {} parallelism (use 1, or leave "
+                                 "it out)",
+                                 what, *v, what));
+    }
+    if (!p.rank_order().empty()) {
+      auto order = strategies::parse_rank_order(p.rank_order());
+      if (const auto* message = std::get_if<std::string>(&order)) error("parallel.rank_order", *message);
+      else rank_order_ = strategies::to_string(std::get<strategies::RankOrder>(order));
     }
   }
 
@@ -572,9 +572,8 @@ class Validator {
       }
     }
     error("training.global_batch_size",
-          fmt::format("global_batch_size={} is not divisible by micro_batch_size × data = {} × {} = {}{}",
-                      *global_batch_, *micro_batch_, *data_, step ? std::to_string(*step) : "more than int64",
-                      nearest.empty() ? "" : fmt::format(" (nearest valid: {})", join(nearest))));
+          strategies::batch_divides(*global_batch_, *micro_batch_, *data_) +
+              (nearest.empty() ? "" : fmt::format(" (nearest valid: {})", join(nearest))));
   }
 
   void resolve_strategy() {
@@ -604,17 +603,10 @@ class Validator {
     // Megatron's interleaved schedule walks micro-batches in groups of `pipeline`.
     const MaybeInt per_step = micro_batch_ && data_ ? multiply(*micro_batch_, *data_) : std::nullopt;
     if (interleaved_v && schedule_ == "interleaved-1f1b" && pipeline_ && *pipeline_ > 1 && global_batch_ &&
-        per_step && *global_batch_ % *per_step == 0) {
-      const Int m = *global_batch_ / *per_step;
-      // per_step divides global_batch_size (≤ limits::BATCH), and pipeline ≤ limits::GPUS.
-      if (m % *pipeline_ != 0) {
-        const Int step = *per_step * *pipeline_;
-        const Int lower = *global_batch_ / step * step;
-        error("strategy.pipeline_schedule",
-              fmt::format("interleaved-1f1b needs the micro-batches per pipeline, global_batch_size / (micro_batch_size "
-                          "× data) = {}, to be a multiple of pipeline={} (nearest valid global_batch_size: {}{})",
-                          m, *pipeline_, lower > 0 ? std::to_string(lower) + ", " : "", lower + step));
-      }
+        per_step && *per_step > 0 && *global_batch_ % *per_step == 0) {
+      const std::string e = strategies::interleaved_micro_batches(*global_batch_, *micro_batch_, *data_, *pipeline_,
+                                                                  *virtual_stages_);
+      if (!e.empty()) error("strategy.pipeline_schedule", e);
     }
 
     if (!st.has_zero_stage()) {
@@ -938,6 +930,7 @@ class Validator {
     spec.layout.virtual_stages = *virtual_stages_;
     spec.layout.first_stage_layers = first_stage_.value_or(0);
     spec.layout.last_stage_layers = last_stage_.value_or(0);
+    spec.layout.rank_order = rank_order_;
     spec.pipeline_schedule = schedule_;
     spec.zero_stage = *zero_stage_;
     spec.recompute = *recompute_;
@@ -987,6 +980,7 @@ class Validator {
   bool flash_attention_ = true;
 
   MaybeInt tensor_, pipeline_, data_, virtual_stages_, first_stage_, last_stage_;
+  std::string rank_order_{strategies::DEFAULT_RANK_ORDER};
 
   std::string schedule_;
   MaybeInt zero_stage_;

@@ -26,9 +26,7 @@ strategies::TimeBreakdown breakdown(const scenarios::LoadedScenario& s) {
 // Closed-form seconds of one collective over the data-parallel group of rank 0.
 double dp_seconds(const scenarios::LoadedScenario& s, hardware::Collective op, double bytes) {
   const hardware::Cluster cluster(s.cluster, s.gpu);
-  const auto& l = s.training.layout;
-  std::vector<std::uint32_t> ranks;
-  for (std::int64_t d = 0; d < l.data; ++d) ranks.push_back(strategies::rank_of(l, {0, d, 0}));
+  const auto ranks = strategies::parallel_layout(s.training.layout).group(strategies::ParallelDim::DATA, 0);
   return hardware::closed_form_seconds(cluster, op, ranks, bytes);
 }
 

@@ -1197,6 +1197,39 @@ TEST(RuleParallel, TensorMustDivideTheQueryGroups) {
                         "(valid: 1, 2, 4, 8)");
 }
 
+TEST(RuleParallel, ContextAndExpertParallelismAreRefusedUntilAPassImplementsThem) {
+  Text t;
+  t.parallel = "parallel { context: 2 expert: 4 }";
+  auto d = errors(t.load());
+  EXPECT_THAT(lines(d), Contains("s.textproto:4:12: error: parallel.context: context=2 is not supported yet: no pass "
+                                 "implements context parallelism (use 1, or leave it out)"))
+      << all(d);
+  EXPECT_THAT(lines(d), Contains("s.textproto:4:23: error: parallel.expert: expert=4 is not supported yet: no pass "
+                                 "implements expert parallelism (use 1, or leave it out)"))
+      << all(d);
+  t.parallel = "parallel { context: 1 expert: 1 }";
+  EXPECT_EQ(loaded(t.load()).training.layout.context, 1);
+}
+
+TEST(RuleParallel, RankOrderMustNameEachDimensionOnce) {
+  Text t;
+  t.parallel = R"(parallel { rank_order: "tp-dp-pp" })";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:4:12: error: parallel.rank_order: \"tp-dp-pp\" leaves out cp, ep; a rank order "
+                        "names each of the 5 dimensions once, fastest first, separated by '-' (default "
+                        "\"tp-cp-ep-dp-pp\"; dimensions: tp (tensor), cp (context), ep (expert), dp (data), pp "
+                        "(pipeline))");
+  t.parallel = R"(parallel { rank_order: "tp-cp-ep-dp-zp" })";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("parallel.rank_order: unknown dimension \"zp\" in \"tp-cp-ep-dp-zp\""));
+  t.parallel = R"(parallel { rank_order: "dp-tp-cp-ep-pp" })";
+  EXPECT_EQ(loaded(t.load()).training.layout.rank_order, "dp-tp-cp-ep-pp");
+  t.parallel = "parallel { }";
+  EXPECT_EQ(loaded(t.load()).training.layout.rank_order, "tp-cp-ep-dp-pp");
+}
+
 TEST(RuleParallel, PipelineMustDivideTheLayers) {
   Text t;
   t.parallel = "parallel { tensor: 1 pipeline: 5 data: 1 }";

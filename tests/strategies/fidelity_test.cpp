@@ -57,6 +57,32 @@ TEST(Fidelity, FastAgreesWithFullOnSymmetricLayouts) {
   }
 }
 
+// The rank order decides which GPUs a group occupies: with Megatron's tp-…-dp-pp a tensor
+// group of 8 is one node's NVLink domain; with dp first its members alternate between the
+// two nodes, so every tensor-parallel collective crosses the NICs and the iteration is
+// slower. Both placements are symmetric, and fast still agrees with full on each.
+TEST(Fidelity, RankOrderPlacesTensorGroupsAcrossNodes) {
+  auto spec = testing::gpt_spec(8, 1, 2, 8);
+  spec.flash_attention = true;
+  const auto cluster = testing::a100_cluster(16);
+  const auto cost = testing::a100_cost();
+  auto run = [&](const char* order, Fidelity f) {
+    spec.layout.rank_order = order;
+    const Program prog = build_program(spec);
+    const Lowered lowered = lower(prog, cluster, cost, f);
+    return sim::simulate(lowered.plan, cluster.network()).makespan.seconds();
+  };
+  Layout data_first = spec.layout;
+  data_first.rank_order = "dp-tp-cp-ep-pp";
+  EXPECT_EQ(parallel_layout(data_first).group(ParallelDim::TENSOR, 0),
+            (std::vector<std::uint32_t>{0, 2, 4, 6, 8, 10, 12, 14}));
+  const double within = run("tp-cp-ep-dp-pp", Fidelity::FULL), across = run("dp-tp-cp-ep-pp", Fidelity::FULL);
+  std::printf("tensor group within a node %.6f s, across nodes %.6f s\n", within, across);
+  EXPECT_GT(across, within * 1.2);
+  EXPECT_NEAR(run("tp-cp-ep-dp-pp", Fidelity::FAST) / within, 1.0, 0.02);
+  EXPECT_NEAR(run("dp-tp-cp-ep-pp", Fidelity::FAST) / across, 1.0, 0.02);
+}
+
 // Fast mode runs the schedule pass's output, step by step: give the first stage another
 // order (GPipe's: every forward, then the backwards from the last micro-batch) and its
 // time changes — as it does in full fidelity.

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "strategies/lower.hpp"
+#include "strategies/parallel_layout.hpp"
 #include "strategies/registry.hpp"
 #include "tests/strategies/fixtures.hpp"
 
@@ -9,13 +10,20 @@ namespace {
 
 TEST(RankOrder, TensorFastestThenDataThenPipeline) {
   // Megatron: rank = t + T·(d + D·p).
-  const Layout l{4, 3, 2, false, 1};
-  EXPECT_EQ(rank_of(l, {0, 0, 0}), 0u);
-  EXPECT_EQ(rank_of(l, {1, 0, 0}), 1u);
-  EXPECT_EQ(rank_of(l, {0, 1, 0}), 4u);
-  EXPECT_EQ(rank_of(l, {0, 0, 1}), 8u);
-  EXPECT_EQ(rank_of(l, {3, 1, 2}), 3u + 4u * (1u + 2u * 2u));
-  for (std::uint32_t r = 0; r < 24; ++r) EXPECT_EQ(rank_of(l, coord_of(l, r)), r);
+  const ParallelLayout l = parallel_layout(Layout{4, 3, 2, false, 1});
+  auto at = [](std::int64_t t, std::int64_t d, std::int64_t p) {
+    RankCoords c;
+    c.tensor = t;
+    c.data = d;
+    c.stage = p;
+    return c;
+  };
+  EXPECT_EQ(l.rank(at(0, 0, 0)), 0u);
+  EXPECT_EQ(l.rank(at(1, 0, 0)), 1u);
+  EXPECT_EQ(l.rank(at(0, 1, 0)), 4u);
+  EXPECT_EQ(l.rank(at(0, 0, 1)), 8u);
+  EXPECT_EQ(l.rank(at(3, 1, 2)), 3u + 4u * (1u + 2u * 2u));
+  for (std::uint32_t r = 0; r < 24; ++r) EXPECT_EQ(l.rank(l.coords(r)), r);
 }
 
 TEST(TensorPass, TwoAllReducesPerLayerEachDirection) {
