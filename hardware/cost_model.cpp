@@ -4,7 +4,10 @@
 #include "hardware/gpu_profile.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cmath>
+#include <unordered_map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -34,6 +37,8 @@ void check_kernel(const Kernel& k) {
 }  // namespace
 
 CostModel::CostModel(GpuProfile profile) : profile_(std::move(profile)) {
+  static std::atomic<std::uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   detail::require_valid_profile(profile_, detail::ProfilePart::COMPUTE, "CostModel");
 }
 
@@ -71,7 +76,42 @@ double CostModel::achieved_flops(const Kernel& kernel) const {
   return 0.0;
 }
 
+namespace {
+
+struct KernelKey {
+  std::uint64_t model;
+  std::uint64_t flops_bits, bytes_bits;
+  std::int64_t batch, kernels;
+  std::uint8_t cls, dtype;
+  bool operator==(const KernelKey&) const = default;
+};
+struct KernelKeyHash {
+  std::size_t operator()(const KernelKey& k) const {
+    std::uint64_t h = k.model;
+    for (const std::uint64_t v : {k.flops_bits, k.bytes_bits, static_cast<std::uint64_t>(k.batch),
+                                  static_cast<std::uint64_t>(k.kernels), std::uint64_t{k.cls} << 8 | k.dtype})
+      h = (h ^ v) * 0x100000001B3ull + (h >> 31);
+    return static_cast<std::size_t>(h);
+  }
+};
+// Enough for every op shape of many models on several GPU types; cleared when full.
+constexpr std::size_t MAX_CACHED_KERNELS = std::size_t{1} << 18;
+
+}  // namespace
+
 double CostModel::seconds(const Kernel& kernel) const {
+  thread_local std::unordered_map<KernelKey, double, KernelKeyHash> cache;
+  const KernelKey key{id_, std::bit_cast<std::uint64_t>(kernel.flops), std::bit_cast<std::uint64_t>(kernel.bytes),
+                      kernel.batch, kernel.kernels, static_cast<std::uint8_t>(kernel.cls),
+                      static_cast<std::uint8_t>(kernel.dtype)};
+  if (const auto hit = cache.find(key); hit != cache.end()) return hit->second;
+  const double s = seconds_uncached(kernel);  // throws on a bad kernel: nothing is cached
+  if (cache.size() >= MAX_CACHED_KERNELS) cache.clear();
+  cache.emplace(key, s);
+  return s;
+}
+
+double CostModel::seconds_uncached(const Kernel& kernel) const {
   check_kernel(kernel);
   double compute_s = 0;
   if (kernel.cls != KernelClass::MEMORY && kernel.flops > 0) compute_s = kernel.flops / achieved_flops(kernel);

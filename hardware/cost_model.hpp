@@ -27,12 +27,16 @@ class CostModel {
   double peak_flops(Dtype dtype) const;
   // Achieved FLOP/s for this kernel's compute part.
   double achieved_flops(const Kernel& kernel) const;
+  // Cached per (kernel shape, this cost model) for the life of the thread, so that the
+  // variants of a sweep that share a cost model price each op shape once.
   double seconds(const Kernel& kernel) const;
+  double seconds_uncached(const Kernel& kernel) const;
   sim::Time time(const Kernel& kernel) const { return sim::Time::from_seconds(seconds(kernel)); }
   const GpuProfile& profile() const { return profile_; }
 
  private:
   GpuProfile profile_;
+  std::uint64_t id_;  // distinct per constructed model (copies share it: same profile), for the cache
 };
 
 }  // namespace trainsim::hardware

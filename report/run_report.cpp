@@ -28,7 +28,9 @@ RunReport analyze(const strategies::Program& program, const strategies::Lowered&
   r.events = tl.events;
   r.flows = tl.flows;
   // The GPU that finishes last carries the breakdown: its time is the iteration time.
-  r.time = strategies::break_down(lowered, tl, sim::last_finishing_device(plan, tl));
+  // A summary-only simulation keeps no spans to attribute: no breakdown.
+  r.has_breakdown = !tl.end.empty();
+  if (r.has_breakdown) r.time = strategies::break_down(lowered, tl, sim::last_finishing_device(plan, tl));
   r.memory = memory_breakdown(lowered, tl, cluster);
   return r;
 }

@@ -31,6 +31,7 @@ struct RunReport {
   double hfu = 0;                      // (model + recompute FLOPs) / (time · GPUs · peak)
   double peak_flops_per_gpu = 0;
   strategies::TimeBreakdown time;
+  bool has_breakdown = true;  // false after a summary-only simulation (time is then all zero)
   MemoryBreakdown memory;
   std::uint64_t tasks = 0, events = 0, flows = 0;
   PlanningFigures planning;  // filled by plan_run, which needs the run's token budget

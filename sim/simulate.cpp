@@ -86,6 +86,8 @@ class Engine {
   const SimulateOptions& options_;
   // Whether any compute runs slower beside communication (per-device activity is tracked).
   bool tracks_contention_ = false;
+  bool spans_ = true;    // keep per-task spans (not in summary-only mode)
+  Time last_end_;        // the makespan so far
   FlowNetwork net_;
   EventQueue queue_;
   Timeline tl_;
@@ -215,9 +217,12 @@ void Engine::prepare() {
     }
   }
 
-  tl_.ready.assign(n, Time::zero());
-  tl_.start.assign(n, Time::zero());
-  tl_.end.assign(n, Time::zero());
+  spans_ = !options_.summary_only;
+  if (spans_) {
+    tl_.ready.assign(n, Time::zero());
+    tl_.start.assign(n, Time::zero());
+    tl_.end.assign(n, Time::zero());
+  }
 }
 
 void Engine::change_memory(TaskId t, std::int64_t delta) {
@@ -241,10 +246,10 @@ void Engine::change_memory(TaskId t, std::int64_t delta) {
 }
 
 void Engine::make_ready(TaskId t) {
-  tl_.ready[t] = now_;
+  if (spans_) tl_.ready[t] = now_;
   if (plan_.kind[t] == TaskKind::COMPUTE) {
     state_[t] = RUNNING;
-    tl_.start[t] = now_;
+    if (spans_) tl_.start[t] = now_;
     if (plan_.alloc_bytes[t] != 0) change_memory(t, plan_.alloc_bytes[t]);
     if (contended(t)) {
       const std::uint32_t d = plan_.device[t];
@@ -282,7 +287,7 @@ void Engine::start_comm_flows(std::uint32_t c) {
   for (std::uint32_t i = part_offset_[c]; i < part_offset_[c + 1]; ++i) {
     const TaskId t = part_tasks_[i];
     state_[t] = RUNNING;
-    tl_.start[t] = now_;
+    if (spans_) tl_.start[t] = now_;
     if (plan_.alloc_bytes[t] != 0) change_memory(t, plan_.alloc_bytes[t]);
     change_comm_activity(t, +1);
   }
@@ -306,7 +311,8 @@ void Engine::start_comm_flows(std::uint32_t c) {
 
 void Engine::finish_task(TaskId t) {
   state_[t] = DONE;
-  tl_.end[t] = now_;
+  if (spans_) tl_.end[t] = now_;
+  last_end_ = std::max(last_end_, now_);
   ++tasks_done_;
   if (tracks_contention_) {
     if (plan_.kind[t] == TaskKind::COMM) change_comm_activity(t, -1);
@@ -376,8 +382,7 @@ Timeline Engine::run() {
   }
 
   if (tasks_done_ != n) report_deadlock();
-  tl_.makespan = Time::zero();
-  for (const Time e : tl_.end) tl_.makespan = std::max(tl_.makespan, e);
+  tl_.makespan = last_end_;
   return std::move(tl_);
 }
 

@@ -23,6 +23,7 @@ struct DeviceMemory {
 };
 
 struct Timeline {
+  // Per task (empty with SimulateOptions::summary_only):
   std::vector<Time> ready;  // per task: at its stream head with predecessors done
   std::vector<Time> start;  // per task: began executing (for COMM, when the rendezvous completed)
   std::vector<Time> end;
@@ -35,6 +36,9 @@ struct Timeline {
 
 struct SimulateOptions {
   bool record_memory_curve = false;
+  // Keep no per-task timeline (Timeline::ready/start/end stay empty): what a sweep that
+  // ranks variants by time and memory needs, at less memory and time per variant.
+  bool summary_only = false;
 };
 
 // Throws std::runtime_error when the plan deadlocks (tasks left that can never start),

@@ -135,4 +135,30 @@ TEST(CostModel, RejectsBadKernelsAndProfiles) {
 }
 
 }  // namespace
+
+// Op costs are cached per (kernel shape, cost model) for the life of the thread: a hit gives
+// what pricing gives, and two cost models never see each other's entries — a profile with a
+// slower GEMM curve prices the same kernel slower, whichever is asked first.
+TEST(CostModel, CachedCostsStayPerModel) {
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.flops = 3e12;
+  k.bytes = 1e8;
+  const CostModel fast = model("h100-sxm");
+  GpuProfile slow_profile = *find_profile("h100-sxm");
+  for (auto& p : *slow_profile.mutable_gemm_efficiency()->mutable_point()) p.set_efficiency(p.efficiency() / 2);
+  const CostModel slow(slow_profile);
+  const double s1 = slow.seconds(k), f1 = fast.seconds(k);
+  EXPECT_DOUBLE_EQ(f1, fast.seconds_uncached(k));
+  EXPECT_DOUBLE_EQ(s1, slow.seconds_uncached(k));
+  EXPECT_GT(s1, 1.5 * f1);
+  EXPECT_DOUBLE_EQ(fast.seconds(k), f1);  // a hit
+  const CostModel copy = slow;            // a copy prices as its original
+  EXPECT_DOUBLE_EQ(copy.seconds(k), s1);
+  Kernel bad = k;
+  bad.bytes = -1;
+  EXPECT_THROW((void)fast.seconds(bad), std::invalid_argument);
+  EXPECT_THROW((void)fast.seconds(bad), std::invalid_argument);  // a failure is never cached
+}
+
 }  // namespace trainsim::hardware

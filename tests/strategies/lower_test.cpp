@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "report/run_report.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/lower.hpp"
 #include "strategies/registry.hpp"
@@ -119,6 +120,35 @@ TEST(Lower, FoldedTasksSlowOnlyTheirComputeAndSharedLinks) {
     ++folded;
   }
   EXPECT_GT(folded, 0);
+}
+
+
+// Summary-only simulation keeps no per-task timeline and gives the same iteration time,
+// memory peaks and event counts, in both fidelities.
+TEST(Lower, SummaryOnlySimulationKeepsTheFigures) {
+  auto spec = testing::gpt_spec(2, 2, 2, 8);
+  spec.recompute = Recompute::SELECTIVE;
+  spec.overlap_grad_reduce = true;
+  const Program prog = build_program(spec);
+  const auto cluster = testing::a100_cluster(8);
+  for (const Fidelity f : {Fidelity::FAST, Fidelity::FULL}) {
+    const Lowered low = lower(prog, cluster, testing::a100_cost(), f);
+    const sim::Timeline whole = sim::simulate(low.plan, low.network);
+    sim::SimulateOptions options;
+    options.summary_only = true;
+    const sim::Timeline summary = sim::simulate(low.plan, low.network, options);
+    EXPECT_TRUE(summary.start.empty() && summary.end.empty() && summary.ready.empty());
+    EXPECT_EQ(summary.makespan, whole.makespan);
+    EXPECT_EQ(summary.events, whole.events);
+    ASSERT_EQ(summary.memory.size(), whole.memory.size());
+    for (std::size_t d = 0; d < whole.memory.size(); ++d) {
+      EXPECT_EQ(summary.memory[d].peak_bytes, whole.memory[d].peak_bytes);
+      EXPECT_EQ(summary.memory[d].at_peak, whole.memory[d].at_peak);
+    }
+    const auto r = report::analyze(prog, low, summary, cluster, testing::a100_cost());
+    EXPECT_FALSE(r.has_breakdown);
+    EXPECT_DOUBLE_EQ(r.iteration_s, whole.makespan.seconds());
+  }
 }
 
 }  // namespace
