@@ -14,65 +14,14 @@
 // the first segment backward meets is recomputed, every segment's input is still held and
 // its k layers are whole, so peak = E + (L/k)·C + k·A (minimised near k = √(L·C/A)).
 #include "strategies/detail/pass_functions.hpp"
+#include "strategies/detail/recompute_segments.hpp"
 
 namespace trainsim::strategies::detail {
 
 std::string recompute_every_k(Program& program, const PassArgs& args) {
   if (is_scheduled(program)) return "must run before the schedule";
   const std::int64_t k = args.get("k");
-  const TrainingSpec& spec = program.spec;
-  const bool sp = program.applied.sequence_parallel && program.applied.tensor > 1;
-  const std::int64_t checkpoint =
-      2 * spec.micro_batch * spec.sequence * spec.model.hidden / (sp ? program.applied.tensor : 1);
-  const std::int32_t num_layers = static_cast<std::int32_t>(spec.model.layers);
-  auto is_layer = [&](std::int32_t g) { return g >= 0 && g < num_layers; };
-
-  for (auto& role : program.roles)
-    for (auto& chunk : role.chunks) {
-      // Segment of a layer: its position in the chunk / k; −1 for the embedding and head.
-      const std::int32_t first_layer = chunk.layers.empty() ? 0 : chunk.layers.front();
-      auto segment_of = [&](std::int32_t g) -> std::int64_t { return is_layer(g) ? (g - first_layer) / k : -1; };
-      auto starts_segment = [&](std::int32_t g) { return is_layer(g) && (g - first_layer) % k == 0; };
-      const std::vector<Item> original = chunk.forward;
-      // Forward keeps only each segment's input, on its first layer's first compute item.
-      std::int32_t seen = -1;
-      for (auto& it : chunk.forward) {
-        if (it.kind != Item::Kind::COMPUTE || !is_layer(it.layer)) continue;
-        it.alloc_bytes = it.layer != seen && starts_segment(it.layer) ? checkpoint : 0;
-        seen = it.layer;
-      }
-      // Backward: before the segment's first backward item, the forward of all its layers.
-      std::vector<Item> backward;
-      for (std::size_t i = 0; i < chunk.backward.size(); ++i) {
-        const Item& it = chunk.backward[i];
-        const bool first_of_segment =
-            is_layer(it.layer) && (i == 0 || segment_of(chunk.backward[i - 1].layer) != segment_of(it.layer));
-        if (first_of_segment) {
-          for (const Item& f : original) {
-            if (!is_layer(f.layer) || segment_of(f.layer) != segment_of(it.layer)) continue;
-            Item r = f;
-            if (r.kind == Item::Kind::COMPUTE) {
-              r.category = Category::RECOMPUTE;
-              r.label = "recompute";
-            } else {
-              r.label = "recompute-" + r.label;
-            }
-            backward.push_back(std::move(r));
-          }
-        }
-        backward.push_back(it);
-      }
-      // The segment's first layer's last backward compute item also releases the input.
-      for (std::size_t i = backward.size(); i-- > 0;) {
-        Item& it = backward[i];
-        if (it.kind != Item::Kind::COMPUTE || !starts_segment(it.layer) || it.category == Category::RECOMPUTE) continue;
-        bool last = true;
-        for (std::size_t j = i + 1; j < backward.size(); ++j)
-          if (backward[j].layer == it.layer && backward[j].kind == Item::Kind::COMPUTE) last = false;
-        if (last) it.free_bytes += checkpoint;
-      }
-      chunk.backward = std::move(backward);
-    }
+  recompute_in_segments(program, k);
   return {};
 }
 
