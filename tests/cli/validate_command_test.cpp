@@ -172,19 +172,15 @@ TEST(MapRow, ParamGatherWithZeroStageZeroIsInconsistent) {
   EXPECT_THAT(m.skip_reasons[0], HasSubstr("param_gather, which needs the distributed optimizer"));
 }
 
-TEST(MapRow, GpuWithoutProfileIsSkippedWithThatReason) {
-  for (const char* gpu : {"v100-32gb", "a100-40gb", "h800", "b200"}) {
+// Every GPU the runs table names has a shipped profile (hardware/profiles/).
+TEST(MapRow, EveryTableGpuHasAProfile) {
+  for (const char* gpu : {"v100-32gb", "a100-40gb", "a100-80gb", "h100-sxm", "h800", "h200", "b200"}) {
     RunRow r = small_row();
     r.gpu = gpu;
     const MappedRow m = map_row(r);
-    EXPECT_FALSE(m.gpu.has_value());
-    ASSERT_EQ(m.skip_reasons.size(), 1u) << gpu;
-    EXPECT_THAT(m.skip_reasons[0], HasSubstr(std::string("no GPU profile for ") + gpu + " yet"));
-  }
-  for (const char* gpu : {"a100-80gb", "h100-sxm", "h200"}) {
-    RunRow r = small_row();
-    r.gpu = gpu;
-    EXPECT_TRUE(map_row(r).skip_reasons.empty()) << gpu;
+    ASSERT_TRUE(m.gpu.has_value()) << gpu;
+    EXPECT_EQ(m.gpu->name(), gpu);
+    EXPECT_TRUE(m.skip_reasons.empty()) << gpu;
   }
 }
 
@@ -258,13 +254,14 @@ const char* HEADER =
     "name,source,family,layers,hidden,heads,kv_heads,ffn,vocab,seq,gpu,gpus,gpus_per_node,nic_gbps,tp,pp,dp,cp,ep,"
     "vpp,micro_batch,global_batch,recompute,sequence_parallel,zero_stage,precision,overlap,metric,value,notes\n";
 
-// One row the simulator runs, one on a GPU without a profile, one whose layout is wrong.
+// One row the simulator runs, one with a layout not built yet (context parallelism), one
+// whose layout is wrong.
 std::string inline_table() {
   return std::string(HEADER) +
          "small-a100,test,gpt,4,512,8,8,2048,1024,512,a100-80gb,16,8,200,2,2,,,,,,16,full,,,fp16,,"
          "iteration_time_s,0.5,\"run, with defaults\"\n"
-         "small-v100,test,gpt,4,512,8,8,2048,1024,512,v100-32gb,16,8,100,2,2,4,1,1,1,1,16,none,0,0,fp16,none,"
-         "iteration_time_s,0.9,no profile yet\n"
+         "small-cp,test,gpt,4,512,8,8,2048,1024,512,v100-32gb,16,8,100,2,2,2,2,1,1,1,16,none,0,0,fp16,none,"
+         "iteration_time_s,0.9,cp not built\n"
          "small-bad,test,llama,4,512,8,8,1376,1024,512,h100-sxm,16,8,400,2,2,3,1,1,1,1,16,none,0,0,bf16,none,"
          "iteration_time_s,0.2,dp does not fit\n";
 }
@@ -291,7 +288,7 @@ TEST(ValidateCommand, InlineTableListsRunAndSkippedRowsAndTheSummary) {
   EXPECT_THAT(r.out, HasSubstr("    defaults: dp=4 (derived: gpus / (tp × pp) = 16 / (2 × 2)), cp=1, ep=1, vpp=1, "
                                "micro_batch=1, sequence_parallel=0, attention=flash (the source names no year: a "
                                "fused attention kernel, as current frameworks use), zero_stage=0, overlap=none\n"));
-  EXPECT_THAT(r.out, HasSubstr("small-v100      0.9000  SKIPPED: no GPU profile for v100-32gb yet"));
+  EXPECT_THAT(r.out, HasSubstr("small-cp        0.9000  SKIPPED: context parallelism not built yet (cp=2)"));
   EXPECT_THAT(r.out, HasSubstr("small-bad       0.2000  SKIPPED: inconsistent row: tp × pp × cp × dp = 2 × 2 × 1 × 3 = "
                                "12, but gpus=16"));
   EXPECT_THAT(r.out, HasSubstr("rows run: 1, skipped: 2\n"));
@@ -322,7 +319,7 @@ TEST(ValidateCommand, OutputIsDeterministicAndJsonCarriesTheSameFigures) {
   EXPECT_GT(run.at("predicted_s").get<double>(), 0);
   EXPECT_EQ(run.at("defaults").at(0).at("column"), "dp");
   EXPECT_EQ(j.at("rows").at(1).at("status"), "skipped");
-  EXPECT_THAT(j.at("rows").at(1).at("skip_reason").get<std::string>(), HasSubstr("v100-32gb"));
+  EXPECT_THAT(j.at("rows").at(1).at("skip_reason").get<std::string>(), HasSubstr("context parallelism"));
   EXPECT_EQ(j.at("summary").at("rows_run"), 1);
   EXPECT_EQ(j.at("summary").at("rows_skipped"), 2);
   EXPECT_NEAR(j.at("summary").at("mape_pct").get<double>(), std::abs(run.at("error_pct").get<double>()), 1e-12);
@@ -335,7 +332,7 @@ TEST(ValidateCommand, TableWithOnlySkippedRowsStillSucceeds) {
   ValidateOptions o;
   o.table_path = write_temp("trainsim_validate_skipped.csv",
                             std::string(HEADER) +
-                                "only,test,gpt,4,512,8,8,2048,1024,512,b200,16,8,400,2,2,,,,,,16,,,,,,"
+                                "only,test,gpt,4,512,8,8,2048,1024,512,b200,16,8,400,2,2,,2,,,,16,,,,,,"
                                 "iteration_time_s,0.1,\n");
   const Outcome r = run_validate(o);
   EXPECT_EQ(r.code, 0) << r.err;

@@ -40,7 +40,7 @@ std::string replace_once(std::string text, const std::string& from, const std::s
 
 TEST(GpuProfile, NamesAreSortedAndComplete) {
   EXPECT_EQ(profile_names(), (std::vector<std::string>{"a100-40gb", "a100-80gb", "b200", "h100-sxm", "h200", "h800",
-                                                       "v100"}));
+                                                       "v100-32gb"}));
 }
 
 TEST(GpuProfile, UnknownNameIsNullopt) {
@@ -72,7 +72,7 @@ TEST(GpuProfile, EveryShippedConstantIsPositiveAndCited) {
         EXPECT_FALSE(c.source().empty());
         const bool documented_zero =
             (name.rfind("a100-", 0) == 0 && f->name() == "peak_fp8_flops") ||
-            (name == "v100" && (f->name() == "peak_bf16_flops" || f->name() == "peak_fp8_flops" ||
+            (name == "v100-32gb" && (f->name() == "peak_bf16_flops" || f->name() == "peak_fp8_flops" ||
                                 f->name() == "peak_tf32_flops"));
         if (documented_zero) {
           EXPECT_EQ(c.value(), 0.0);
