@@ -118,25 +118,38 @@ CalibrationOutput calibrate(const CalibrationInput& in) {
     g->set_wave_s(m.wave_s);
     g->set_s_per_byte(m.s_per_byte);
     g->set_source(fmt::format("BF16 GEMM measurements {}; {}", in.gemm_origin, held_text));
-    // The cost model reads efficiency by FLOPs: write the fitted model at square shapes.
+    // The cost model reads efficiency by FLOPs: write the fitted model at square shapes,
+    // only as large as the measurements reach (the curve is flat beyond its last point), so
+    // that the model is never extrapolated past the shapes it was fitted on.
+    std::int64_t max_m = 0, max_n = 0, max_k = 0;
+    for (const auto& measured : in.gemm_bf16) {
+      max_m = std::max(max_m, measured.shape.m);
+      max_n = std::max(max_n, measured.shape.n);
+      max_k = std::max(max_k, measured.shape.k);
+    }
+    const std::int64_t reach = std::min({max_m, max_n, max_k});
     auto* curve = p.mutable_gemm_efficiency();
     curve->Clear();
     curve->set_variable("gemm_flops");
+    int largest = 0;
     for (int n : kCurveSizes) {
+      if (n > reach && largest > 0) break;
+      largest = n;
       GemmShape s{1, n, n, n};
       auto* pt = curve->add_point();
       pt->set_x(s.flops());
       pt->set_efficiency(std::min(1.0, s.flops() / (m.predict(s) * peak)));
     }
     curve->set_source(fmt::format("trainsim calibrate: GEMM shape model fitted to {} (tiles {}x{}, {} SMs), "
-                                  "evaluated at square N = 256 … 16384; {}",
-                                  in.gemm_origin, m.tile_m, m.tile_n, m.sms, held_text));
+                                  "evaluated at square N = 256 … {} (the measured shapes' reach; flat beyond); {}",
+                                  in.gemm_origin, m.tile_m, m.tile_n, m.sms, largest, held_text));
     r += fmt::format("gemm bf16: {} shapes, tiles {}x{}, launch {:.2f} us, efficiency {:.3f}, per wave {:.3f} us\n",
                      in.gemm_bf16.size(), m.tile_m, m.tile_n, m.launch_s * 1e6, m.efficiency, m.wave_s * 1e6);
     r += "  " + held_text + "\n";
+    r += fmt::format("  gemm_efficiency written at square N = 256 … {} (largest measured dims), flat beyond\n", largest);
   }
   if (in.logs.empty() && in.gemm_bf16.empty()) out.error = "error: nothing to fit (no nccl-tests log, no GEMM measurements)";
-  p.set_description(in.base.description() + " — calibrated by trainsim calibrate");
+  p.set_description(in.base.description() + "; calibrated by trainsim calibrate");
   return out;
 }
 

@@ -29,7 +29,8 @@ struct CalibrationOutput {
 [[nodiscard]] CalibrationOutput calibrate(const CalibrationInput& input);
 
 // Square GEMM sizes at which the fitted shape model is written into the profile's
-// gemm_efficiency curve (FLOPs → efficiency), which the cost model reads.
+// gemm_efficiency curve (FLOPs → efficiency), which the cost model reads, up to the largest
+// size the measurements reach.
 inline constexpr int kCurveSizes[] = {256, 512, 1024, 2048, 4096, 8192, 16384};
 
 }  // namespace trainsim::calibration

@@ -80,6 +80,7 @@ int calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostream
   }
   std::string text;
   google::protobuf::TextFormat::Printer printer;
+  printer.SetUseUtf8StringEscaping(true);  // keep the citations readable (§, µ)
   printer.PrintToString(result.profile, &text);
   detail::OutputFile profile_file(o.out_path);
   profile_file.stream() << "# Written by `trainsim calibrate`; the fit report states the error on held-back points.\n"
