@@ -90,6 +90,20 @@ TEST(ProfileFit, InputProblems) {
             "h100.json: error: 4 distinct message sizes above 0 B; an α–β fit with held-back sizes needs at least 6");
 }
 
+// The segmented fit is cubic in the number of sizes: a log with more than 512 distinct sizes
+// (real sweeps have about 32) is refused instead of running for hours.
+TEST(ProfileFit, TooManySizesAreRefused) {
+  CalibrationInput in = recorded_input();
+  in.gemm_bf16.clear();
+  NcclTestsRow row = in.logs[0].rows.back();
+  in.logs[0].rows.clear();
+  for (int i = 1; i <= 513; ++i) {
+    row.size_bytes = static_cast<std::uint64_t>(i) * 1024;
+    in.logs[0].rows.push_back(row);
+  }
+  EXPECT_EQ(calibrate(in).error, "h100.json: error: 513 distinct message sizes (at most 512)");
+}
+
 TEST(CalibrateCommand, WritesTheProfileAndRefusesToMeasureWithoutCuda) {
   std::ostringstream out, err;
   cli::CalibrateOptions none;
