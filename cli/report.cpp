@@ -25,6 +25,15 @@ std::vector<Row> time_rows(const strategies::TimeBreakdown& t) {
           {"pipeline bubble / idle", t.bubble_s}};
 }
 
+const char* dim_name(strategies::Dim d) {
+  switch (d) {
+    case strategies::Dim::TENSOR: return "tensor";
+    case strategies::Dim::DATA: return "data";
+    case strategies::Dim::PIPELINE: return "pipeline";
+  }
+  return "unknown";
+}
+
 }  // namespace
 
 std::string report_text(const scenarios::LoadedScenario& s, const report::RunReport& r) {
@@ -57,6 +66,15 @@ std::string report_text(const scenarios::LoadedScenario& s, const report::RunRep
   for (const auto& row : time_rows(r.time))
     o += fmt::format("  {:<30}{:>10.4f} s {:>6.1f}%\n", row.name, row.seconds, 100 * row.seconds / r.iteration_s);
   o += '\n';
+
+  if (!r.collectives.empty()) {
+    o += "Collectives (algorithm/protocol and channels as NCCL's tuning model picks them)\n";
+    for (const auto& c : r.collectives)
+      o += fmt::format("  {:<9}{:<16}{:>10.2f} MB   {}/{}, {} channel{}\n", dim_name(c.dim), hardware::to_string(c.op),
+                       c.bytes / 1e6, hardware::to_string(c.choice.algorithm), hardware::to_string(c.choice.protocol),
+                       c.choice.channels, c.choice.channels == 1 ? "" : "s");
+    o += '\n';
+  }
 
   o += fmt::format("Memory at peak (rank {}, the most loaded GPU)\n", r.memory.rank);
   for (int c = 0; c < static_cast<int>(strategies::MemClass::COUNT); ++c)
@@ -130,6 +148,15 @@ std::string report_json(const scenarios::LoadedScenario& s, const report::RunRep
                          {"pipeline", r.time.exposed_pp_s}};
   t["bubble_s"] = r.time.bubble_s;
   j["time_breakdown"] = t;
+  ordered_json colls = ordered_json::array();
+  for (const auto& c : r.collectives)
+    colls.push_back({{"dim", dim_name(c.dim)},
+                     {"collective", hardware::to_string(c.op)},
+                     {"bytes", c.bytes},
+                     {"algorithm", hardware::to_string(c.choice.algorithm)},
+                     {"protocol", hardware::to_string(c.choice.protocol)},
+                     {"channels", c.choice.channels}});
+  j["collectives"] = colls;
   ordered_json mem = {{"rank", r.memory.rank}, {"peak_bytes", r.memory.peak_bytes}};
   ordered_json by_class;
   for (int c = 0; c < static_cast<int>(strategies::MemClass::COUNT); ++c)

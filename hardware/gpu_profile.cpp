@@ -81,6 +81,7 @@ constexpr CitedRule CITED_RULES[] = {
     {"nic_efficiency", Rule::FRACTION, ProfilePart::NETWORK},
     {"pcie_bytes_per_s", Rule::POSITIVE, ProfilePart::ALL},
     {"comm_overlap_slowdown", Rule::NON_NEGATIVE, ProfilePart::ALL},
+    {"compute_capability", Rule::POSITIVE, ProfilePart::NETWORK},
 };
 
 struct CurveRule {

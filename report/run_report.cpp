@@ -27,6 +27,7 @@ RunReport analyze(const strategies::Program& program, const strategies::Lowered&
   r.tasks = plan.size();
   r.events = tl.events;
   r.flows = tl.flows;
+  r.collectives = lowered.collectives;
   // The GPU that finishes last carries the breakdown: its time is the iteration time.
   // A summary-only simulation keeps no spans to attribute: no breakdown.
   r.has_breakdown = !tl.end.empty();

@@ -4,6 +4,7 @@
 // the Program, its lowered Plan and the Timeline together, which no layer below may.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hardware/cluster.hpp"
 #include "hardware/cost_model.hpp"
@@ -34,6 +35,7 @@ struct RunReport {
   bool has_breakdown = true;  // false after a summary-only simulation (time is then all zero)
   MemoryBreakdown memory;
   std::uint64_t tasks = 0, events = 0, flows = 0;
+  std::vector<strategies::Lowered::CollectiveUse> collectives;  // NCCL's choice per kind and size
   PlanningFigures planning;  // filled by plan_run, which needs the run's token budget
 };
 

@@ -101,7 +101,8 @@ class Lowering {
 
  private:
   sim::Time compute_time(const Item& it, std::int64_t stage);
-  hardware::ClosedForm symmetric(Dim dim, hardware::Collective op, const RankCoords& c);
+  hardware::AlgorithmChoice choice(const CollectiveNeed& need, std::int64_t stage);
+  hardware::ClosedForm symmetric(const CollectiveNeed& need, const RankCoords& c);
   hardware::ClosedForm symmetric_send(std::int64_t stage, std::int64_t peer);
   double tp_interference(std::int64_t stage);
   sim::Time closed_form(const CollectiveNeed& need, const RankCoords& c);
@@ -130,7 +131,10 @@ class Lowering {
   double contention_ = 0;
 
   std::map<std::tuple<std::size_t, std::uint32_t, int>, sim::Time> compute_cache_;  // (stage, segment, cost)
-  std::map<std::tuple<int, std::int64_t, int>, hardware::ClosedForm> closed_form_cache_;  // (dim, stage, op)
+  // (dim, stage, op, algorithm, protocol)
+  std::map<std::tuple<int, std::int64_t, int, int, int>, hardware::ClosedForm> closed_form_cache_;
+  std::map<std::tuple<int, std::int64_t, int, double>, hardware::AlgorithmChoice> choice_cache_;  // (dim, stage, op, bytes)
+  std::map<double, bool> p2p_bytes_;  // sizes of the pipeline's point-to-point sends
   std::map<std::pair<std::int64_t, std::int64_t>, hardware::ClosedForm> send_cache_;      // (stage, peer)
   std::map<std::int64_t, double> interference_cache_;                                       // stage
   std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
@@ -147,9 +151,21 @@ sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
   return sim::Time::from_seconds(pos->second.seconds() * it.fraction);
 }
 
-hardware::ClosedForm Lowering::symmetric(Dim dim, hardware::Collective op, const RankCoords& c) {
-  auto [pos, fresh] = closed_form_cache_.try_emplace({static_cast<int>(dim), c.stage, static_cast<int>(op)});
-  if (fresh) pos->second = hardware::symmetric_closed_form(cluster_, op, symmetric_groups(pl_, dim, c.stage));
+// The algorithm and protocol NCCL's tuning model picks for the collective; a collective cut
+// into pipelined pieces (latency_scale 1/k) is chosen for its whole buffer, as one call.
+// Every group of a dimension in a stage has the same shape, so the first stands for all.
+hardware::AlgorithmChoice Lowering::choice(const CollectiveNeed& need, std::int64_t stage) {
+  const double whole = need.latency_scale > 0 ? need.bytes / need.latency_scale : need.bytes;
+  auto [pos, fresh] = choice_cache_.try_emplace({static_cast<int>(need.dim), stage, static_cast<int>(need.op), whole});
+  if (fresh) pos->second = hardware::choose_algorithm(cluster_, need.op, symmetric_groups(pl_, need.dim, stage)[0], whole);
+  return pos->second;
+}
+
+hardware::ClosedForm Lowering::symmetric(const CollectiveNeed& need, const RankCoords& c) {
+  const hardware::AlgorithmChoice ch = choice(need, c.stage);
+  auto [pos, fresh] = closed_form_cache_.try_emplace({static_cast<int>(need.dim), c.stage, static_cast<int>(need.op),
+                                                      static_cast<int>(ch.algorithm), static_cast<int>(ch.protocol)});
+  if (fresh) pos->second = hardware::symmetric_closed_form(cluster_, need.op, symmetric_groups(pl_, need.dim, c.stage), ch);
   return pos->second;
 }
 
@@ -170,15 +186,17 @@ hardware::ClosedForm Lowering::symmetric_send(std::int64_t stage, std::int64_t p
 double Lowering::tp_interference(std::int64_t stage) {
   auto [pos, fresh] = interference_cache_.try_emplace(stage, 0.0);
   if (fresh && l_.tensor > 1 && l_.data > 1) {
+    // Estimated with both as rings: which links they share, not the bytes, matters here.
+    const hardware::AlgorithmChoice ring{hardware::Algorithm::RING, hardware::Protocol::SIMPLE, 1, 0.0};
     pos->second = hardware::interference_slowdown(
-        cluster_, hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::TENSOR, stage),
-        hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::DATA, stage));
+        cluster_, hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::TENSOR, stage), ring,
+        hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::DATA, stage), ring);
   }
   return pos->second;
 }
 
 sim::Time Lowering::closed_form(const CollectiveNeed& need, const RankCoords& c) {
-  return sim::Time::from_seconds(symmetric(need.dim, need.op, c).seconds(need.bytes, need.latency_scale));
+  return sim::Time::from_seconds(symmetric(need, c).seconds(need.bytes, need.latency_scale));
 }
 
 sim::Time Lowering::copy_time(const Item& it, std::uint32_t rank) {
@@ -471,7 +489,7 @@ Lowered Lowering::run() {
     b.set_hosts(static_cast<std::uint32_t>(host_of_node.size()), std::move(host_of_device));
   }
 
-  std::map<std::tuple<int, std::uint64_t, int>, std::uint32_t> pattern_cache;  // (dim, group, op)
+  std::map<std::tuple<int, std::uint64_t, int, int, int>, std::uint32_t> pattern_cache;  // (dim, group, op, algorithm, protocol)
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> p2p_cache;   // (src, dst)
   std::map<std::pair<std::uint32_t, bool>, std::uint32_t> copy_cache;           // (rank, to host)
   std::unordered_map<std::uint64_t, std::uint32_t> instances[3];                 // per dim: (group, seq)
@@ -603,6 +621,7 @@ Lowered Lowering::run() {
         inst.bytes = it.collective.bytes;
         inst.participants = 1;
         const std::uint32_t pair[2] = {rank, peer};
+        p2p_bytes_[inst.bytes] = true;
         if (fidelity_ == Fidelity::FULL) {
           auto [pos, fresh] = p2p_cache.try_emplace({rank, peer}, 0);
           if (fresh) pos->second = b.add_pattern(hardware::ring_pattern(cluster_, hardware::Collective::SEND_RECV, pair));
@@ -626,8 +645,11 @@ Lowered Lowering::run() {
         inst.latency_scale = it.collective.latency_scale;
         for (auto r : ranks) inst.participants += device_of_rank[r] != sim::NONE ? 1 : 0;
         if (fidelity_ == Fidelity::FULL) {
-          auto [pp, pfresh] = pattern_cache.try_emplace({dim, gid, static_cast<int>(it.collective.op)}, 0);
-          if (pfresh) pp->second = b.add_pattern(hardware::ring_pattern(cluster_, it.collective.op, ranks));
+          const hardware::AlgorithmChoice ch = choice(it.collective, c.stage);
+          auto [pp, pfresh] = pattern_cache.try_emplace(
+              {dim, gid, static_cast<int>(it.collective.op), static_cast<int>(ch.algorithm), static_cast<int>(ch.protocol)},
+              0);
+          if (pfresh) pp->second = b.add_pattern(hardware::collective_pattern(cluster_, it.collective.op, ranks, ch));
           inst.pattern = pp->second;
         } else {
           inst.fixed_duration = closed_form(it.collective, c);
@@ -715,6 +737,17 @@ Lowered Lowering::run() {
   out.plan.contention_slowdown = contention_;
   out.plan.contended_stream = COMPUTE_STREAM;
   out.network = cluster_.network();
+  // Every stage's groups of a dimension have one shape, so one entry per (dim, op, bytes).
+  std::map<std::tuple<int, int, double>, hardware::AlgorithmChoice> kinds;
+  for (const auto& [key, ch] : choice_cache_)
+    kinds.try_emplace({std::get<0>(key), std::get<2>(key), std::get<3>(key)}, ch);
+  for (const auto& [key, ch] : kinds)
+    out.collectives.push_back({static_cast<Dim>(std::get<0>(key)), static_cast<hardware::Collective>(std::get<1>(key)),
+                               std::get<2>(key), ch});
+  // Pipeline sends are point to point: NCCL runs them directly, with the Simple protocol.
+  for (const auto& [bytes, used] : p2p_bytes_)
+    out.collectives.push_back({Dim::PIPELINE, hardware::Collective::SEND_RECV, bytes,
+                               {hardware::Algorithm::DIRECT, hardware::Protocol::SIMPLE, 1, 0.0}});
   return out;
 }
 

@@ -90,7 +90,7 @@ TEST(GpuProfile, EveryShippedConstantIsPositiveAndCited) {
         }
       }
     }
-    EXPECT_EQ(cited_fields, 16);
+    EXPECT_EQ(cited_fields, 17);
     // Fractions really are fractions.
     EXPECT_LE(p->memory_efficiency().value(), 1.0);
     EXPECT_LE(p->nic_efficiency().value(), 1.0);
