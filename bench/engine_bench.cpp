@@ -53,6 +53,6 @@ void max_min_rings(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * rings * 8);
 }
-BENCHMARK(max_min_rings)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kMillisecond);
+BENCHMARK(max_min_rings)->Arg(8)->Arg(64)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond);
 
 }  // namespace
