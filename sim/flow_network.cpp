@@ -243,7 +243,11 @@ GroupId FlowNetwork::add_flows(Time now, RouteSetId set, double bytes_each, std:
     free_groups_.push_back(g);
     return g;
   }
-  if (rs.symmetric) {
+  // A group that would be split at the next solve anyway, because another flow already
+  // uses one of its links, starts as its members.
+  const bool alone = rs.symmetric && std::all_of(rs.distinct.begin(), rs.distinct.end(),
+                                                 [&](std::uint32_t l) { return uses_of_link_[l].empty(); });
+  if (alone) {
     // Ordered as its last member, the one whose finish completes the group.
     const std::uint32_t v = new_var(now, rs.distinct.data(), static_cast<std::uint32_t>(rs.distinct.size()),
                                     bytes_each, tag, n, first + n - 1);
