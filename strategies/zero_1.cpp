@@ -24,8 +24,25 @@ std::string zero_1(Program& program, const PassArgs& /*args*/) {
         continue;
       }
       if (it.category == Category::OPTIMIZER) {
-        // Each rank steps only its shard of the states.
-        for (auto& op : role.segments[it.segment].ops) op.fwd_bytes /= static_cast<double>(d);
+        // Each rank's gradient norm covers its shard only: the squared norms are summed
+        // over the data-parallel group as well (Megatron-LM's distributed optimizer).
+        if (d > 1) {
+          Item norm;
+          norm.kind = Item::Kind::COLLECTIVE;
+          norm.collective = {Dim::DATA, hardware::Collective::ALL_REDUCE, 4.0};
+          norm.category = Category::DP_COMM;
+          norm.stream = program.stream("dp-comm");
+          norm.layer = it.layer;
+          norm.label = "dp-grad-norm-allreduce";
+          norm.deps = {Dep::every_stream()};
+          tail.push_back(norm);
+        }
+        // Each rank steps only its shard of the states (and of FP16's fp32 main
+        // gradients); the whole gradient buffer is still zeroed.
+        const double p = static_cast<double>(role.params);
+        role.segments[it.segment].ops = {optimizer_step_op(program.spec, p / static_cast<double>(d), p)};
+        it.alloc_bytes = std::llround(p / static_cast<double>(d) * sb.main_gradients);
+        it.free_bytes = it.alloc_bytes;
         tail.push_back(it);
         if (d > 1) {
           Item gather;

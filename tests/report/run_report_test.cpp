@@ -70,7 +70,7 @@ TEST(RunReport, MemoryIsTheMostLoadedGpu) {
   double sum = 0;
   for (double b : m.at_peak) sum += b;
   EXPECT_DOUBLE_EQ(sum, m.peak_bytes);
-  EXPECT_EQ(m.capacity_bytes, 80e9);
+  EXPECT_EQ(m.capacity_bytes, 80.0 * 1024 * 1024 * 1024);  // 80 GiB as the driver reports it
   EXPECT_FALSE(m.out_of_memory);
 }
 
