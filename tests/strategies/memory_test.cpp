@@ -143,14 +143,11 @@ TEST(Memory, DistributedOptimizerReduceScattersGradientsAndGathersParameters) {
   for (const auto& it : role.tail)
     if (it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::DATA) dp.emplace_back(it.collective.op, it.collective.bytes);
   const double p = static_cast<double>(role.params);
-  ASSERT_EQ(dp.size(), 3u);
+  ASSERT_EQ(dp.size(), 2u);
   EXPECT_EQ(dp[0].first, hardware::Collective::REDUCE_SCATTER);
   EXPECT_DOUBLE_EQ(dp[0].second, 4 * p);  // fp32 gradients
-  // Each rank's squared gradient norm covers its shard: one fp32 summed over the group.
-  EXPECT_EQ(dp[1].first, hardware::Collective::ALL_REDUCE);
-  EXPECT_DOUBLE_EQ(dp[1].second, 4);
-  EXPECT_EQ(dp[2].first, hardware::Collective::ALL_GATHER);
-  EXPECT_DOUBLE_EQ(dp[2].second, 2 * p);  // 16-bit parameters
+  EXPECT_EQ(dp[1].first, hardware::Collective::ALL_GATHER);
+  EXPECT_DOUBLE_EQ(dp[1].second, 2 * p);  // 16-bit parameters
 }
 
 }  // namespace
