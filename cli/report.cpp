@@ -82,6 +82,11 @@ std::string report_text(const scenarios::LoadedScenario& s, const report::RunRep
                      r.memory.at_peak[static_cast<std::size_t>(c)] / GIB);
   o += fmt::format("  {:<30}{:>10.2f} GiB of {:.2f} GiB: {}\n", "peak", r.memory.peak_bytes / GIB,
                    r.memory.capacity_bytes / GIB, r.memory.out_of_memory ? "OUT OF MEMORY" : "fits");
+  if (!r.layer_ops.empty()) {
+    o += "\nMost expensive ops of a transformer layer (forward + backward, one micro-batch)\n";
+    for (const auto& op : r.layer_ops)
+      o += fmt::format("  {:<30}{:>10.3f} ms {:>6.1f}%\n", op.name, op.seconds * 1e3, 100 * op.share);
+  }
   const auto& p = r.planning;
   o += fmt::format("\nPlanning ({:.3g} tokens)\n", p.train_tokens);
   o += fmt::format("  {:<30}{:>10.2f} days ({:.0f} iterations)\n", "time to train", p.time_s / 86400, p.iterations);
@@ -165,6 +170,9 @@ std::string report_json(const scenarios::LoadedScenario& s, const report::RunRep
   mem["capacity_bytes"] = r.memory.capacity_bytes;
   mem["out_of_memory"] = r.memory.out_of_memory;
   j["memory"] = mem;
+  ordered_json ops = ordered_json::array();
+  for (const auto& op : r.layer_ops) ops.push_back({{"op", op.name}, {"seconds", op.seconds}, {"share", op.share}});
+  j["layer_top_ops"] = ops;
   const auto& p = r.planning;
   ordered_json plan = {{"train_tokens", p.train_tokens}, {"iterations", p.iterations}, {"time_s", p.time_s},
                        {"gpu_hours", p.gpu_hours}, {"utilization", p.utilization}, {"energy_kwh", p.energy_kwh}};

@@ -33,6 +33,7 @@ RunReport analyze(const strategies::Program& program, const strategies::Lowered&
   r.has_breakdown = !tl.end.empty();
   if (r.has_breakdown) r.time = strategies::break_down(lowered, tl, sim::last_finishing_device(plan, tl));
   r.memory = memory_breakdown(lowered, tl, cluster);
+  r.layer_ops = top_layer_ops(program, cost);
   return r;
 }
 

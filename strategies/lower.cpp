@@ -19,7 +19,10 @@ using Parts = std::array<sim::Time, static_cast<int>(Category::COUNT)>;
 hardware::KernelClass kernel_class(models::ComputeClass c) {
   switch (c) {
     case models::ComputeClass::GEMM: return hardware::KernelClass::GEMM;
-    case models::ComputeClass::BATCHED_GEMM: return hardware::KernelClass::BATCHED_GEMM;
+    // The unfused attention core's matmuls are one strided-batched cuBLAS call each: the
+    // batch's tiles fill the GPU like one GEMM of the same FLOPs.
+    case models::ComputeClass::BATCHED_GEMM: return hardware::KernelClass::GEMM;
+    case models::ComputeClass::FUSED_ATTENTION: return hardware::KernelClass::FUSED_ATTENTION;
     case models::ComputeClass::ELEMENTWISE: return hardware::KernelClass::MEMORY;
   }
   return hardware::KernelClass::MEMORY;
@@ -59,29 +62,70 @@ struct Folded {
 
 }  // namespace
 
+namespace {
+
+// Transformer Engine's FP8 linear layer besides its GEMMs: forward casts the input to FP8
+// and records its amax (one fused kernel: read 2 B, write 1 B per element); backward casts
+// the output gradient to FP8 with its transpose (read 2, write 1 + 1) and transposes the
+// saved FP8 input for the weight gradient (read 1, write 1). The FP8 weight copy is made
+// once per iteration and not counted here.
+double fp8_cast_seconds(const models::Op& op, Cost what, const hardware::CostModel& cost) {
+  const double in = static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.k);
+  const double out = static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.n);
+  hardware::Kernel k;
+  k.cls = hardware::KernelClass::MEMORY;
+  k.dtype = hardware::Dtype::BF16;
+  if (what == Cost::FORWARD) {
+    k.bytes = 3 * in;
+    return cost.seconds(k);
+  }
+  double s = 0;
+  if (what != Cost::BACKWARD_WEIGHT) {
+    k.bytes = 4 * out;
+    s += cost.seconds(k);
+  }
+  if (what != Cost::BACKWARD_INPUT) {
+    k.bytes = 2 * in;
+    s += cost.seconds(k);
+  }
+  return s;
+}
+
+}  // namespace
+
 double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype, const hardware::CostModel& cost) {
   double total = 0;
   for (const auto& op : segment.ops) {
     hardware::Kernel k;
     k.cls = kernel_class(op.cls);
-    k.dtype = dtype;
+    // Precision per kernel: an FP8 run (Transformer Engine) runs only the transformer's
+    // linear layers in FP8; attention, the output layer and the memory-bound kernels in BF16.
+    const bool fp8 = dtype == hardware::Dtype::FP8 && op.fp8_linear;
+    k.dtype = dtype == hardware::Dtype::FP8 && !fp8 ? hardware::Dtype::BF16 : dtype;
+    if (fp8) total += fp8_cast_seconds(op, what, cost);
     k.batch = op.gemm.batch;
+    k.curve_flops = op.attention_curve_flops;
+    const double run = op.executed_fraction;  // a causal fused attention runs half its FLOPs
     if (what == Cost::FORWARD) {
-      k.flops = op.fwd_flops;
+      k.flops = op.fwd_flops * run;
       k.bytes = op.fwd_bytes;
+      k.kernels = op.fwd_kernels;
       total += cost.seconds(k);
       continue;
     }
     const bool split_kernels = op.bwd_weight_flops > 0;
-    // Input- and weight-gradient GEMMs are separate kernels of the forward's size class.
+    // Input- and weight-gradient GEMMs are separate kernels of the forward's size class,
+    // one launch each.
     if (what != Cost::BACKWARD_WEIGHT) {
-      k.flops = op.bwd_input_flops + op.bwd_extra_flops;
+      k.flops = (op.bwd_input_flops + op.bwd_extra_flops) * run;
       k.bytes = split_kernels ? op.bwd_bytes / 2 : op.bwd_bytes;
+      k.kernels = split_kernels ? 1 : op.bwd_kernels;
       total += cost.seconds(k);
     }
     if (what != Cost::BACKWARD_INPUT && split_kernels) {
-      k.flops = op.bwd_weight_flops;
+      k.flops = op.bwd_weight_flops * run;
       k.bytes = op.bwd_bytes / 2;
+      k.kernels = 1;
       total += cost.seconds(k);
     }
   }
@@ -119,6 +163,7 @@ class Lowering {
   bool rank_local(const Item& it) const;
   sim::OpDescriptor describe(const Role& role, const Item& it, std::uint32_t group) const;
   double item_flops(const Role& role, const Item& it) const;
+  double runtime_bytes(MemClass c) const;
 
   const Program& program_;
   const hardware::Cluster& cluster_;
@@ -139,6 +184,23 @@ class Lowering {
   std::map<std::int64_t, double> interference_cache_;                                       // stage
   std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
 };
+
+// Device memory every GPU of the run holds besides tensors, from the cost profile: the CUDA
+// context, the GEMM stream's cuBLAS workspace, and NCCL's buffers for each communicator
+// the run uses (tensor, data, the pipeline's point-to-point, the tied-embedding group).
+double Lowering::runtime_bytes(MemClass c) const {
+  const auto& p = cost_.profile();
+  switch (c) {
+    case MemClass::CUDA_CONTEXT: return p.cuda_context_bytes().value();
+    case MemClass::CUBLAS_WORKSPACE: return p.cublas_workspace_bytes().value();
+    case MemClass::COMM_BUFFERS: {
+      const int communicators = (l_.tensor > 1 ? 1 : 0) + (l_.data > 1 ? 1 : 0) + (l_.pipeline > 1 ? 1 : 0) +
+                                (l_.pipeline > 1 && program_.spec.model.tied_embedding ? 1 : 0);
+      return communicators * p.nccl_buffer_bytes_per_communicator().value();
+    }
+    default: return 0;
+  }
+}
 
 sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
   auto [pos, fresh] = compute_cache_.try_emplace(
@@ -541,7 +603,8 @@ Lowered Lowering::run() {
     const Role& role = program_.roles[static_cast<std::size_t>(c.stage)];
     std::uint64_t seq[3] = {0, 0, 0};
     for (int d = 0; d < static_cast<int>(MemClass::COUNT); ++d)
-      b.set_initial_memory(dev, static_cast<std::uint8_t>(d), static_cast<std::int64_t>(role.static_bytes[d]));
+      b.set_initial_memory(dev, static_cast<std::uint8_t>(d),
+                           static_cast<std::int64_t>(role.static_bytes[d] + runtime_bytes(static_cast<MemClass>(d))));
     auto& first = first_task[dev];
     auto& last = last_task[dev];
     first.assign(role.steps.size(), sim::NONE);
