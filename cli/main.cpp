@@ -8,6 +8,7 @@
 #include "cli/memory_budget.hpp"
 #include "cli/report.hpp"
 #include "cli/run_command.hpp"
+#include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "strategies/registry.hpp"
 
@@ -58,7 +59,30 @@ int run_main(int argc, char** argv) {
       ->check(bytes_validator());
   validate_cmd->footer(cli::defaults_help());
 
+  cli::SweepOptions sweep;
+  std::string sweep_memory;
+  auto* sweep_cmd = app.add_subcommand(
+      "sweep", "simulate every variant of a scenario's sweep block (fast fidelity, all cores); one row per variant");
+  sweep_cmd->add_option("scenario", sweep.sweep_path, "scenario file with a sweep block (.textproto or .json)")
+      ->required();
+  sweep_cmd->add_option("--csv", sweep.csv_path, "write the table as CSV (resumed when it holds rows of this sweep)");
+  sweep_cmd->add_option("--jsonl", sweep.jsonl_path, "write the table as JSON Lines (resumed likewise)");
+  sweep_cmd->add_option("--threads", sweep.threads, "threads (default: every core)")->check(CLI::Range(1u, 4096u));
+  sweep_cmd->add_flag("--breakdown,!--no-breakdown", sweep.breakdown,
+                      "--no-breakdown: summary-only simulation, no time breakdown columns (faster)");
+  sweep_cmd->add_flag("--progress,!--no-progress", sweep.progress, "--no-progress: no progress bar even on a terminal");
+  sweep_cmd->add_option("--max-memory", sweep_memory, cli::memory_budget_help() + " (per thread)")
+      ->check(bytes_validator());
+  sweep_cmd->add_option("--stop-after", sweep.stop_after,
+                        "testing: after this many rows, leave the next half written and exit as if killed")
+      ->group("");
+
   CLI11_PARSE(app, argc, argv);
+
+  if (*sweep_cmd) {
+    if (!sweep_memory.empty()) sweep.max_memory_bytes = *cli::parse_bytes(sweep_memory);
+    return cli::sweep_command(sweep, std::cout, std::cerr);
+  }
 
   if (*run_cmd) {
     run.fidelity = fidelity == "fast" ? strategies::Fidelity::FAST : strategies::Fidelity::FULL;
