@@ -8,6 +8,7 @@
 #include "cli/memory_budget.hpp"
 #include "cli/report.hpp"
 #include "cli/run_command.hpp"
+#include "cli/search_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "strategies/registry.hpp"
@@ -77,7 +78,24 @@ int run_main(int argc, char** argv) {
                         "testing: after this many rows, leave the next half written and exit as if killed")
       ->group("");
 
+  cli::SearchOptions search;
+  auto* search_cmd = app.add_subcommand(
+      "search", "the best layouts (top-k by throughput that fit) for a scenario's model, GPU count and global batch");
+  search_cmd->add_option("scenario", search.scenario_path, "scenario file: its model, training and cluster (the "
+                                                           "parallel and strategy blocks are what is searched)")
+      ->required();
+  search_cmd->add_option("--top", search.top, "how many layouts to list (default 10)")->check(CLI::Range(1, 1000));
+  search_cmd->add_option("--threads", search.threads, "threads (default: every core)")->check(CLI::Range(1u, 4096u));
+  search_cmd->add_option("--max-micro-batch", search.max_micro_batch, "largest micro-batch size tried (default 16)")
+      ->check(CLI::Range(1, 1024));
+  search_cmd->add_flag("--prune,!--no-prune", search.prune,
+                       "--no-prune: simulate every candidate the memory bound keeps (slow; checks the pruning)");
+  search_cmd->add_flag("--progress,!--no-progress", search.progress, "--no-progress: no progress bar");
+  search_cmd->add_flag("--count-only", search.count_only, "enumerate the space and apply the memory bound only");
+
   CLI11_PARSE(app, argc, argv);
+
+  if (*search_cmd) return cli::search_command(search, std::cout, std::cerr);
 
   if (*sweep_cmd) {
     if (!sweep_memory.empty()) sweep.max_memory_bytes = *cli::parse_bytes(sweep_memory);
