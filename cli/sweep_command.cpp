@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -15,6 +16,7 @@
 #include "cli/detail/ordered_pool.hpp"
 #include "cli/detail/output_file.hpp"
 #include "cli/detail/progress.hpp"
+#include "cli/detail/ranks.hpp"
 #include "cli/detail/sweep_table.hpp"
 #include "cli/memory_budget.hpp"
 #include "scenarios/memory_bound.hpp"
@@ -135,40 +137,36 @@ class Table {
   std::ofstream stream_;
 };
 
-}  // namespace
+std::ostream& null_stream() {
+  static std::ostream sink(nullptr);
+  return sink;
+}
 
-int sweep_command(const SweepOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.csv_path.empty() && options.jsonl_path.empty()) {
-    err << options.sweep_path << ": error: name an output: --csv FILE and/or --jsonl FILE\n";
-    return 1;
-  }
-  auto loaded = scenarios::load_sweep(options.sweep_path);
-  if (auto* errors = std::get_if<std::vector<scenarios::Diagnostic>>(&loaded)) {
-    for (const auto& d : *errors) err << d.str() << '\n';
-    return 1;
-  }
-  const auto& plan = std::get<scenarios::SweepPlan>(loaded);
+// Rank 0: reads what the tables hold, counts the outcomes of the rows already written, and
+// opens them to append; the number of rows both hold whole, or uint64 max on failure.
+std::uint64_t prepare_tables(const SweepOptions& options, const scenarios::SweepPlan& plan, Table& csv, Table& jsonl,
+                             std::map<std::string, std::uint64_t>& by_status,
+                             std::map<std::string, std::uint64_t>& by_reason, std::ostream& err) {
+  const std::uint64_t FAILED = std::numeric_limits<std::uint64_t>::max();
   if (!options.csv_path.empty() && options.csv_path == options.jsonl_path) {
     err << options.csv_path << ": error: --csv and --jsonl name the same file\n";
-    return 1;
+    return FAILED;
   }
   if (auto refused = detail::refuse_overwriting_inputs({{"--csv", options.csv_path}, {"--jsonl", options.jsonl_path}},
                                                        {options.sweep_path})) {
     err << *refused << '\n';
-    return 1;
+    return FAILED;
   }
-  Table csv(options.csv_path, true), jsonl(options.jsonl_path, false);
   for (Table* t : {&csv, &jsonl}) {
     if (std::string problem = t->scan(plan.fingerprint()); !problem.empty()) {
       err << problem << '\n';
-      return 1;
+      return FAILED;
     }
   }
   // Both tables resume from the row both hold whole.
   std::uint64_t done = plan.size();
   for (const Table* t : {&csv, &jsonl})
     if (t->enabled()) done = std::min(done, t->rows());
-  std::map<std::string, std::uint64_t> by_status, by_reason;
   const detail::ExistingTable* before = csv.existing() ? csv.existing() : jsonl.existing();
   for (std::uint64_t i = 0; i < done; ++i) {
     const auto& [status, reason] = before->outcomes[i];
@@ -178,42 +176,105 @@ int sweep_command(const SweepOptions& options, std::ostream& out, std::ostream& 
   for (Table* t : {&csv, &jsonl}) {
     if (std::string problem = t->open(done); !problem.empty()) {
       err << problem << '\n';
-      return 1;
+      return FAILED;
     }
   }
+  return done;
+}
+
+}  // namespace
+
+int sweep_command(const SweepOptions& options, std::ostream& out, std::ostream& err) {
+  const detail::Ranks ranks;
+  const bool writer = ranks.rank() == 0;
+  // Every rank reads the sweep file; only rank 0 speaks and writes. A failure on rank 0
+  // (an output it cannot resume) reaches the others as a row count past the end.
+  std::ostream& say = writer ? err : null_stream();
+  if (options.csv_path.empty() && options.jsonl_path.empty()) {
+    say << options.sweep_path << ": error: name an output: --csv FILE and/or --jsonl FILE\n";
+    return 1;
+  }
+  auto loaded = scenarios::load_sweep(options.sweep_path);
+  if (auto* errors = std::get_if<std::vector<scenarios::Diagnostic>>(&loaded)) {
+    for (const auto& d : *errors) say << d.str() << '\n';
+    return 1;
+  }
+  const auto& plan = std::get<scenarios::SweepPlan>(loaded);
+  const std::uint64_t FAILED = std::numeric_limits<std::uint64_t>::max();
+  Table csv(writer ? options.csv_path : "", true), jsonl(writer ? options.jsonl_path : "", false);
+  std::map<std::string, std::uint64_t> by_status, by_reason;
+  std::uint64_t done = writer ? prepare_tables(options, plan, csv, jsonl, by_status, by_reason, err) : 0;
+  done = ranks.broadcast(done);
+  if (done == FAILED) return 1;
   const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   const double budget = options.max_memory_bytes > 0 ? options.max_memory_bytes : default_memory_budget() / threads;
   const std::uint64_t resumed = done;
-  detail::Progress progress(options.progress && detail::stderr_is_terminal(), plan.size(), done, "variants");
+  const bool want_csv = !options.csv_path.empty(), want_jsonl = !options.jsonl_path.empty();
+  detail::Progress progress(writer && options.progress && detail::stderr_is_terminal(), plan.size(), done, "variants");
   bool write_failed = false;
   bool stopped = false;
-  detail::run_ordered<VariantRow>(
-      done, plan.size(), threads, 64ull * threads,
-      [&](std::uint64_t index) {
-        return evaluate_variant(plan, index, options.breakdown, budget, csv.enabled(), jsonl.enabled());
-      },
-      [&](std::uint64_t, VariantRow&& row) {
-        if (options.stop_after > 0 && done == options.stop_after) {
-          // As a kill would leave it: half of the next row, then gone.
-          csv.write(row.csv.substr(0, row.csv.size() / 2));
-          jsonl.write(row.jsonl.substr(0, row.jsonl.size() / 2));
-          csv.flush();
-          jsonl.flush();
-          stopped = true;
-          return false;
+  // Rank 0's side of one row, in variant order.
+  auto take = [&](VariantRow&& row) {
+    if (options.stop_after > 0 && done == options.stop_after) {
+      // As a kill would leave it: half of the next row, then gone.
+      csv.write(row.csv.substr(0, row.csv.size() / 2));
+      jsonl.write(row.jsonl.substr(0, row.jsonl.size() / 2));
+      csv.flush();
+      jsonl.flush();
+      stopped = true;
+      return false;
+    }
+    csv.write(row.csv);
+    jsonl.write(row.jsonl);
+    if (!csv.flush() || !jsonl.flush()) {
+      write_failed = true;
+      return false;
+    }
+    ++by_status[row.status];
+    if (!row.reason.empty()) ++by_reason[reason_key(row.status, row.reason)];
+    progress.update(++done);
+    return true;
+  };
+  auto evaluate = [&](std::uint64_t index) {
+    return evaluate_variant(plan, index, options.breakdown, budget, want_csv, want_jsonl);
+  };
+  if (ranks.size() == 1) {
+    detail::run_ordered<VariantRow>(done, plan.size(), threads, 64ull * threads, evaluate,
+                                    [&](std::uint64_t, VariantRow&& row) { return take(std::move(row)); });
+  } else {
+    // Blocks of variants; within one, rank r takes every size-th variant from the r-th,
+    // and rank 0 puts the rows back in variant order. The table is the one-process table.
+    const std::uint64_t n = static_cast<std::uint64_t>(ranks.size());
+    const std::uint64_t block = 64ull * threads * n;
+    for (std::uint64_t begin = done; begin < plan.size(); begin += block) {
+      const std::uint64_t end = std::min(plan.size(), begin + block);
+      const std::uint64_t first = begin + static_cast<std::uint64_t>(ranks.rank());
+      const std::uint64_t mine = first < end ? (end - first + n - 1) / n : 0;
+      std::vector<std::string> parts;
+      parts.reserve(4 * mine);
+      detail::run_ordered<VariantRow>(0, mine, threads, 64ull * threads,
+                                      [&](std::uint64_t j) { return evaluate(first + j * n); },
+                                      [&](std::uint64_t, VariantRow&& row) {
+                                        parts.push_back(std::move(row.status));
+                                        parts.push_back(std::move(row.reason));
+                                        parts.push_back(std::move(row.csv));
+                                        parts.push_back(std::move(row.jsonl));
+                                        return true;
+                                      });
+      const auto all = ranks.all_gather(parts);
+      bool more = true;
+      if (writer) {
+        for (std::uint64_t i = begin; i < end && more; ++i) {
+          const auto& from = all[(i - begin) % n];
+          const std::size_t at = 4 * ((i - begin) / n);
+          more = take(VariantRow{from[at], from[at + 1], from[at + 2], from[at + 3]});
         }
-        csv.write(row.csv);
-        jsonl.write(row.jsonl);
-        if (!csv.flush() || !jsonl.flush()) {
-          write_failed = true;
-          return false;
-        }
-        ++by_status[row.status];
-        if (!row.reason.empty()) ++by_reason[reason_key(row.status, row.reason)];
-        progress.update(++done);
-        return true;
-      });
+      }
+      if (ranks.broadcast(more ? 1 : 0) == 0) break;
+    }
+  }
   progress.finish();
+  if (!writer) return 0;
   if (stopped) {
     std::fflush(nullptr);
     _exit(137);  // abruptly, as SIGKILL would: no destructors, no summary
