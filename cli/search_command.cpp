@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -13,6 +14,7 @@
 #include "cli/detail/evaluate.hpp"
 #include "cli/detail/ordered_pool.hpp"
 #include "cli/detail/progress.hpp"
+#include "cli/detail/ranks.hpp"
 #include "cli/memory_budget.hpp"
 #include "hardware/cost_model.hpp"
 #include "scenarios/layout_space.hpp"
@@ -73,9 +75,38 @@ std::string breakdown_diff(const report::RunReport& best, const report::RunRepor
   return out;
 }
 
+// Exact across ranks: floats as hexadecimal.
+std::string serialize(const Evaluated& e) {
+  return fmt::format("{}|{:a}|{:a}|{:a}|{:a}|{}|{}", e.built ? 1 : 0, e.iteration_s, e.tokens_per_s, e.mfu,
+                     e.peak_bytes, e.fits ? 1 : 0, e.error);
+}
+
+Evaluated deserialize(const std::string& text) {
+  Evaluated e;
+  const char* p = text.c_str();
+  char* end = nullptr;
+  e.built = std::strtol(p, &end, 10) != 0;
+  e.iteration_s = std::strtod(end + 1, &end);
+  e.tokens_per_s = std::strtod(end + 1, &end);
+  e.mfu = std::strtod(end + 1, &end);
+  e.peak_bytes = std::strtod(end + 1, &end);
+  e.fits = std::strtol(end + 1, &end, 10) != 0;
+  e.error = std::string(end + 1);
+  return e;
+}
+
+std::ostream& null_stream() {
+  static std::ostream sink(nullptr);
+  return sink;
+}
+
 }  // namespace
 
-int search_command(const SearchOptions& options, std::ostream& out, std::ostream& err) {
+int search_command(const SearchOptions& options, std::ostream& out_all, std::ostream& err_all) {
+  // Every rank searches alike; only rank 0 speaks.
+  const detail::Ranks ranks;
+  std::ostream& out = ranks.rank() == 0 ? out_all : null_stream();
+  std::ostream& err = ranks.rank() == 0 ? err_all : null_stream();
   auto loaded = scenarios::load_file(options.scenario_path);
   if (auto* errors = std::get_if<std::vector<scenarios::Diagnostic>>(&loaded)) {
     for (const auto& d : *errors) err << d.str() << '\n';
@@ -124,44 +155,61 @@ int search_command(const SearchOptions& options, std::ostream& out, std::ostream
   double threshold = std::numeric_limits<double>::infinity();
   std::size_t next = 0;
   std::size_t round = std::max<std::size_t>(256, 16 * k);
-  detail::Progress progress(options.progress && detail::stderr_is_terminal(), order.size(), 0, "candidates");
+  detail::Progress progress(ranks.rank() == 0 && options.progress && detail::stderr_is_terminal(), order.size(), 0, "candidates");
   while (next < order.size() && !options.count_only) {
     if (options.prune && order[next].first > threshold) break;
     const std::size_t end = std::min(order.size(), next + round);
-    detail::run_ordered<Evaluated>(
-        next, end, threads, 64ull * threads,
-        [&](std::uint64_t at) {
-          Evaluated e;
-          scenarios::LoadedScenario variant = base;
-          variant.training = apply_layout(base.training, space[order[at].second]);
-          try {
-            const report::RunReport r = detail::evaluate_fast(variant, true, budget);
-            e.built = true;
-            e.iteration_s = r.iteration_s;
-            e.tokens_per_s = r.tokens_per_s;
-            e.mfu = r.mfu;
-            e.peak_bytes = r.memory.peak_bytes;
-            e.fits = !r.memory.out_of_memory;
-          } catch (const std::exception& ex) {
-            e.error = ex.what();
-          }
-          return e;
-        },
-        [&](std::uint64_t at, Evaluated&& e) {
-          const std::size_t candidate = order[at].second;
-          ++evaluated;
-          if (!e.built) {
-            ++failed;
-            ++failures[e.error.substr(0, e.error.find(':'))];
-          } else {
-            if (order[at].first > e.iteration_s * (1 + 1e-9)) ++bound_violations;
-            if (e.fits) fitting.push_back({candidate, e.iteration_s});
-            else ++out_of_memory;
-          }
-          results[candidate] = std::move(e);
-          progress.update(at + 1);
-          return true;
-        });
+    auto evaluate = [&](std::uint64_t at) {
+      Evaluated e;
+      scenarios::LoadedScenario variant = base;
+      variant.training = apply_layout(base.training, space[order[at].second]);
+      try {
+        const report::RunReport r = detail::evaluate_fast(variant, true, budget);
+        e.built = true;
+        e.iteration_s = r.iteration_s;
+        e.tokens_per_s = r.tokens_per_s;
+        e.mfu = r.mfu;
+        e.peak_bytes = r.memory.peak_bytes;
+        e.fits = !r.memory.out_of_memory;
+      } catch (const std::exception& ex) {
+        e.error = ex.what();
+      }
+      return e;
+    };
+    auto take = [&](std::uint64_t at, Evaluated&& e) {
+      const std::size_t candidate = order[at].second;
+      ++evaluated;
+      if (!e.built) {
+        ++failed;
+        ++failures[e.error.substr(0, e.error.find(':'))];
+      } else {
+        if (order[at].first > e.iteration_s * (1 + 1e-9)) ++bound_violations;
+        if (e.fits) fitting.push_back({candidate, e.iteration_s});
+        else ++out_of_memory;
+      }
+      results[candidate] = std::move(e);
+      progress.update(at + 1);
+      return true;
+    };
+    if (ranks.size() == 1) {
+      detail::run_ordered<Evaluated>(next, end, threads, 64ull * threads, evaluate, take);
+    } else {
+      // Rank r takes every n-th candidate of the round from the r-th; every rank gets all
+      // the results back and ranks them alike, so all agree on the threshold.
+      const std::uint64_t n = static_cast<std::uint64_t>(ranks.size());
+      const std::uint64_t first = next + static_cast<std::uint64_t>(ranks.rank());
+      const std::uint64_t mine = first < end ? (end - first + n - 1) / n : 0;
+      std::vector<std::string> parts;
+      detail::run_ordered<Evaluated>(0, mine, threads, 64ull * threads,
+                                     [&](std::uint64_t j) { return evaluate(first + j * n); },
+                                     [&](std::uint64_t, Evaluated&& e) {
+                                       parts.push_back(serialize(e));
+                                       return true;
+                                     });
+      const auto all = ranks.all_gather(parts);
+      for (std::uint64_t at = next; at < end; ++at)
+        take(at, deserialize(all[(at - next) % n][(at - next) / n]));
+    }
     next = end;
     round *= 2;
     if (fitting.size() >= k) {
@@ -196,8 +244,9 @@ int search_command(const SearchOptions& options, std::ostream& out, std::ostream
     out << fmt::format("  WARNING: the time bound exceeded the simulated time for {} candidates: pruning may have "
                        "dropped a better layout\n",
                        bound_violations);
-  err << fmt::format("search: {} simulated in {:.1f} s on {} threads: {:.0f} evaluations/s, {:.0f} /s/core\n", evaluated,
-                     seconds, threads, evaluated / seconds, evaluated / seconds / threads);
+  err << fmt::format("search: {} simulated in {:.1f} s on {} rank(s) × {} threads: {:.0f} evaluations/s, {:.0f} /s/core\n",
+                     evaluated, seconds, ranks.size(), threads, evaluated / seconds,
+                     evaluated / seconds / threads / ranks.size());
   if (fitting.empty()) {
     out << "no candidate fits in memory\n";
     return 0;
@@ -210,7 +259,7 @@ int search_command(const SearchOptions& options, std::ostream& out, std::ostream
     out << fmt::format("  {:>3} {:>11.4f} {:>12.0f} {:>5.1f}% {:>9.2f}  {}\n", r + 1, e.iteration_s, e.tokens_per_s,
                        100 * e.mfu, e.peak_bytes / GIB, scenarios::describe(space[fitting[r].candidate]));
   }
-  if (fitting.size() >= 2) {
+  if (fitting.size() >= 2 && ranks.rank() == 0) {
     // The two best again, with the time breakdown the summary-only runs left out.
     std::vector<report::RunReport> two;
     for (std::size_t r = 0; r < 2; ++r) {
