@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli/diff_command.hpp"
 #include "cli/guard.hpp"
 #include "cli/memory_budget.hpp"
 #include "cli/report.hpp"
@@ -93,7 +94,22 @@ int run_main(int argc, char** argv) {
   search_cmd->add_flag("--progress,!--no-progress", search.progress, "--no-progress: no progress bar");
   search_cmd->add_flag("--count-only", search.count_only, "enumerate the space and apply the memory bound only");
 
+  cli::DiffOptions diff;
+  std::string diff_fidelity = "fast";
+  auto* diff_cmd = app.add_subcommand(
+      "diff", "how two scenarios' predictions differ term by term, and the ops on each critical path");
+  diff_cmd->add_option("a", diff.a_path, "first scenario file")->required();
+  diff_cmd->add_option("b", diff.b_path, "second scenario file")->required();
+  diff_cmd->add_option("--fidelity", diff_fidelity, "fast (default) or full")->check(CLI::IsMember({"full", "fast"}));
+  diff_cmd->add_option("--path-ops", diff.path_ops, "ops listed per critical path (default 8)")
+      ->check(CLI::Range(1, 1000));
+
   CLI11_PARSE(app, argc, argv);
+
+  if (*diff_cmd) {
+    diff.fidelity = diff_fidelity == "full" ? strategies::Fidelity::FULL : strategies::Fidelity::FAST;
+    return cli::diff_command(diff, std::cout, std::cerr);
+  }
 
   if (*search_cmd) return cli::search_command(search, std::cout, std::cerr);
 
