@@ -6,6 +6,7 @@
 
 #include "cli/diff_command.hpp"
 #include "cli/guard.hpp"
+#include "cli/import_command.hpp"
 #include "cli/memory_budget.hpp"
 #include "cli/report.hpp"
 #include "cli/run_command.hpp"
@@ -104,7 +105,21 @@ int run_main(int argc, char** argv) {
   diff_cmd->add_option("--path-ops", diff.path_ops, "ops listed per critical path (default 8)")
       ->check(CLI::Range(1, 1000));
 
+  cli::ImportOptions import;
+  auto* import_cmd = app.add_subcommand(
+      "import", "a Megatron-LM / NeMo command line (after --) or a DeepSpeed config JSON as a scenario file");
+  import_cmd->add_option("--model", import.model, "model preset (e.g. gpt3-175b); Megatron arguments may give the shape");
+  import_cmd->add_option("--node", import.node, "node preset: dgx-a100-80gb, dgx-h100, hgx-h200");
+  import_cmd->add_option("--nodes", import.nodes, "number of nodes")->check(CLI::PositiveNumber);
+  import_cmd->add_option("--seq", import.sequence, "sequence length (DeepSpeed configs have none)")
+      ->check(CLI::PositiveNumber);
+  import_cmd->add_option("--deepspeed", import.deepspeed_path, "a DeepSpeed config JSON");
+  import_cmd->add_option("-o,--output", import.output_path, "write the scenario here (default: stdout)");
+  import_cmd->add_option("args", import.megatron_args, "Megatron-LM arguments or NeMo key=value overrides, after --");
+
   CLI11_PARSE(app, argc, argv);
+
+  if (*import_cmd) return cli::import_command(import, std::cout, std::cerr);
 
   if (*diff_cmd) {
     diff.fidelity = diff_fidelity == "full" ? strategies::Fidelity::FULL : strategies::Fidelity::FAST;
