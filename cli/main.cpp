@@ -60,7 +60,7 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"full", "fast"}));
   validate_cmd->add_option("--max-memory", validate_memory, cli::memory_budget_help() + " (per row)")
       ->check(bytes_validator());
-  validate_cmd->footer(cli::defaults_help());
+  validate_cmd->footer(scenarios::row_defaults_help());
 
   cli::SweepOptions sweep;
   std::string sweep_memory;

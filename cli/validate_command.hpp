@@ -1,6 +1,6 @@
 #pragma once
-// `trainsim validate FILE.csv`: simulates every row of a runs table (runs_table.hpp) and
-// compares the predicted iteration time with the measured one. Rows run independently: a
+// `trainsim validate FILE.csv`: simulates every row of a runs table (scenarios/runs_table.hpp),
+// each row mapped to a scenario and validated as one (scenarios/run_row.hpp), and compares the predicted iteration time with the measured one. Rows run independently: a
 // row trainsim cannot build yet is listed as SKIPPED with the reason, never dropped.
 #include <cstdint>
 #include <iosfwd>
@@ -8,9 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/runs_table.hpp"
-#include "hardware/cluster.hpp"
-#include "hardware/profile.pb.h"
+#include "scenarios/run_row.hpp"
+#include "scenarios/runs_table.hpp"
 #include "strategies/lower.hpp"
 #include "strategies/spec.hpp"
 
@@ -23,25 +22,6 @@ struct ValidateOptions {
   double max_memory_bytes = 0;  // --max-memory, per row; 0: default_memory_budget()
 };
 
-// A value the row left empty and the validator filled in.
-struct DefaultUsed {
-  std::string column;
-  std::string value;
-  std::string why;  // empty when the value is the plain default
-  std::string str() const;  // "zero_stage=1 (why)"
-};
-
-// A row turned into what the simulator takes, or the reasons it cannot be.
-struct MappedRow {
-  strategies::TrainingSpec training;
-  hardware::ClusterSpec cluster;
-  std::optional<hardware::GpuProfile> gpu;  // nullopt: no profile for the row's GPU yet
-  std::vector<DefaultUsed> defaults;        // in column order
-  std::vector<std::string> skip_reasons;    // empty: the row can be simulated
-};
-
-MappedRow map_row(const RunRow& row);
-
 struct RowOutcome {
   std::string name;
   int line = 0;
@@ -52,7 +32,8 @@ struct RowOutcome {
   bool out_of_memory = false;
   double peak_gib = 0, capacity_gib = 0;
   std::string pipeline;  // the pass pipeline that ran
-  std::vector<DefaultUsed> defaults;
+  std::string report_json;  // the row's whole run report (breakdown, memory classes), when ran
+  std::vector<scenarios::DefaultUsed> defaults;
   std::string skip_reason;  // when not ran
 };
 
@@ -69,15 +50,15 @@ struct ValidationResult {
 // built or simulated comes back skipped, with the reason.
 // A row whose plan would need more than `max_memory_bytes` (0: the default budget) is
 // skipped with the estimate and what to change.
-RowOutcome validate_row(const RunRow& row, strategies::Fidelity fidelity, double max_memory_bytes = 0);
-ValidationResult validate_table(const RunsTable& table, strategies::Fidelity fidelity, double max_memory_bytes = 0);
+RowOutcome validate_row(const scenarios::RunRow& row, const std::string& file, strategies::Fidelity fidelity,
+                        double max_memory_bytes = 0);
+ValidationResult validate_table(const scenarios::RunsTable& table, strategies::Fidelity fidelity,
+                                double max_memory_bytes = 0);
 
-inline constexpr int VALIDATION_SCHEMA_VERSION = 1;
+inline constexpr int VALIDATION_SCHEMA_VERSION = 2;  // 2: each row run carries its run report
 std::string validation_text(const ValidationResult& result);
 std::string validation_json(const ValidationResult& result);
 
-// The defaults an empty cell takes, as a table for `trainsim validate --help`.
-std::string defaults_help();
 
 // The whole command: 0 when the table was read (rows may have been skipped), 1 when it
 // could not be read or the JSON could not be written.

@@ -27,6 +27,7 @@
 #include "models/detail/shape.hpp"
 #include "models/model.hpp"
 #include "models/op.hpp"
+#include "models/shard_rules.hpp"
 
 namespace trainsim::models {
 
@@ -49,24 +50,23 @@ Shape make_shape(const ModelConfig& model, const ShardSpec& shard) {
   require(model.ffn_hidden > 0, where + ": " + field("ffn_hidden", model.ffn_hidden) + " must be positive");
   require(model.vocab > 0, where + ": " + field("vocab", model.vocab) + " must be positive");
   require(model.kv_heads >= 0, where + ": " + field("kv_heads", model.kv_heads) + " must not be negative");
-  require(model.hidden % model.heads == 0,
-          where + ": " + field("heads", model.heads) + " does not divide " + field("hidden", model.hidden));
+  // The shape rules (models/shard_rules.hpp): callers check them first and say where the
+  // violation was written; here they guard the arithmetic below.
+  const auto rule = [](const std::string& broken, const std::string& prefix) { require(broken.empty(), prefix + broken); };
+  rule(heads_divide_hidden(model.heads, model.hidden), where + ": ");
   // kv_heads = 0 means "not grouped": multi-head attention.
   const std::int64_t kv = model.kv_heads == 0 ? model.heads : model.kv_heads;
-  require(model.heads % kv == 0,
-          where + ": " + field("kv_heads", kv) + " does not divide " + field("heads", model.heads));
+  rule(kv_heads_divide_heads(kv, model.heads), where + ": ");
   require(shard.micro_batch > 0, field("micro_batch", shard.micro_batch) + " must be positive");
   require(shard.sequence > 0, field("sequence", shard.sequence) + " must be positive");
   require(shard.tensor > 0, field("tensor", shard.tensor) + " must be positive");
   require(shard.bytes_per_element > 0, field("bytes_per_element", shard.bytes_per_element) + " must be positive");
   const std::int64_t t = shard.tensor;
-  require(model.heads % t == 0, field("tensor", t) + " does not divide " + field("heads", model.heads));
-  require(kv % t == 0, field("tensor", t) + " does not divide " + field("kv_heads", kv));
-  require(model.ffn_hidden % t == 0, field("tensor", t) + " does not divide " + field("ffn_hidden", model.ffn_hidden));
+  rule(tensor_divides_heads(t, model.heads), "");
+  rule(tensor_divides_kv_heads(t, kv), "");
+  rule(tensor_divides_ffn(t, model.ffn_hidden), "");
   // Sequence parallelism splits the sequence dimension outside the tensor-parallel regions.
-  require(!shard.sequence_parallel || shard.sequence % t == 0,
-          field("tensor", t) + " does not divide " + field("sequence", shard.sequence) +
-              " (required with sequence_parallel)");
+  rule(sequence_parallel_divides_sequence(shard.sequence_parallel, t, shard.sequence), "");
 
   Shape x;
   x.gpt = model.family == Family::GPT;

@@ -78,4 +78,8 @@ LoadResult load_text(const std::string& text, const std::string& file) {
   return result;
 }
 
+LoadResult load_message(const Scenario& scenario, const std::string& file) {
+  return detail::validate(scenario, file, nullptr);
+}
+
 }  // namespace trainsim::scenarios

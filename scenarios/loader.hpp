@@ -49,5 +49,8 @@ using LoadResult = std::variant<LoadedScenario, std::vector<Diagnostic>>;
 [[nodiscard]] LoadResult load_file(const std::string& path);
 // Parses `text` as if read from `file` (the extension picks the format).
 [[nodiscard]] LoadResult load_text(const std::string& text, const std::string& file);
+// Validates a Scenario message built in memory (a runs-table row, a sweep variant) by the
+// same rules as a file; diagnostics name `file` and the field path, without a line.
+[[nodiscard]] LoadResult load_message(const Scenario& scenario, const std::string& file);
 
 }  // namespace trainsim::scenarios

@@ -31,43 +31,23 @@ std::optional<std::int64_t> checked_product(std::int64_t a, std::int64_t b) {
 
 std::string product_text(std::optional<std::int64_t> p) { return p ? std::to_string(*p) : "more than int64"; }
 
-std::string tensor_divides_heads(std::int64_t tensor, std::int64_t heads, const RuleWords& w) {
-  if (tensor < 1 || heads % tensor == 0) return {};
-  return format("{}={} does not divide {}={}", w.tensor, tensor, w.heads, heads);
-}
-
-std::string tensor_divides_kv_heads(std::int64_t tensor, std::int64_t kv_heads, const RuleWords& w) {
-  if (tensor < 1 || kv_heads <= 0 || kv_heads % tensor == 0) return {};
-  return format("{}={} does not divide {}={}", w.tensor, tensor, w.kv_heads, kv_heads);
-}
-
-std::string sequence_parallel_divides_sequence(bool sequence_parallel, std::int64_t tensor, std::int64_t sequence,
-                                               const RuleWords& w) {
-  if (!sequence_parallel || tensor <= 1 || sequence % tensor == 0) return {};
-  return format("sequence parallelism needs {}={} to divide the {} {}", w.tensor, tensor, w.sequence, sequence);
-}
-
-std::string pipeline_divides_layers(std::int64_t pipeline, std::int64_t layers, const RuleWords& w) {
+std::string pipeline_divides_layers(std::int64_t pipeline, std::int64_t layers) {
   if (pipeline < 1 || layers % pipeline == 0) return {};
-  return format("{}={} does not divide {}={}", w.pipeline, pipeline, w.layers, layers);
+  return format("{}={} does not divide {}={}", "pipeline", pipeline, "num_layers", layers);
 }
 
-std::string virtual_stages_need_pipeline(std::int64_t virtual_stages, std::int64_t pipeline, const RuleWords& w) {
+std::string virtual_stages_need_pipeline(std::int64_t virtual_stages, std::int64_t pipeline) {
   if (virtual_stages <= 1 || pipeline != 1) return {};
   return format("{}={} needs {} > 1 (interleaving splits each pipeline stage's layers into chunks)",
-                     w.virtual_stages, virtual_stages, w.pipeline);
+                     "virtual_stages", virtual_stages, "pipeline");
 }
 
-std::string virtual_stages_divide_layers(std::int64_t virtual_stages, std::int64_t pipeline, std::int64_t layers,
-                                         const RuleWords& w) {
+std::string virtual_stages_divide_layers(std::int64_t virtual_stages, std::int64_t pipeline, std::int64_t layers) {
   if (virtual_stages <= 1) return {};
   const auto chunks = checked_product(pipeline, virtual_stages);
   if (chunks && *chunks > 0 && layers % *chunks == 0) return {};
-  if (!w.spell_out_chunks)
-    return format("{}={} needs {}={} divisible by {} × {} = {}", w.virtual_stages, virtual_stages, w.layers, layers,
-                  w.pipeline, w.virtual_stages, product_text(chunks));
-  return format("{}={} needs {}={} divisible by {} × {} = {} × {} = {}", w.virtual_stages, virtual_stages, w.layers,
-                layers, w.pipeline, w.virtual_stages, pipeline, virtual_stages, product_text(chunks));
+  return format("{}={} needs {}={} divisible by {} × {} = {} × {} = {}", "virtual_stages", virtual_stages, "num_layers",
+                layers, "pipeline", "virtual_stages", pipeline, virtual_stages, product_text(chunks));
 }
 
 std::string uneven_split(std::int64_t layers, std::int64_t pipeline, std::int64_t virtual_stages,
@@ -104,12 +84,11 @@ std::string layout_product_mismatch(const std::vector<std::pair<const char*, std
   return format("{} = {} = {}", names, values, product_text(product));
 }
 
-std::string batch_divides(std::int64_t global_batch, std::int64_t micro_batch, std::int64_t data,
-                          const RuleWords& w) {
+std::string batch_divides(std::int64_t global_batch, std::int64_t micro_batch, std::int64_t data) {
   const auto step = checked_product(micro_batch, data);
   if (step && *step > 0 && global_batch % *step == 0) return {};
-  return format("{}={} is not divisible by {} × {} = {} × {} = {}", w.global_batch, global_batch, w.micro_batch,
-                     w.data, micro_batch, data, product_text(step));
+  return format("{}={} is not divisible by {} × {} = {} × {} = {}", "global_batch_size", global_batch, "micro_batch_size",
+                     "data", micro_batch, data, product_text(step));
 }
 
 std::string interleaved_micro_batches(std::int64_t global_batch, std::int64_t micro_batch, std::int64_t data,

@@ -16,6 +16,7 @@ std::string tensor_parallel(Program& program, const PassArgs& args) {
   if (want.tensor < 1) return "tensor size must be positive";
   if (auto e = tensor_divides_heads(want.tensor, program.spec.model.heads); !e.empty()) return e;
   if (auto e = tensor_divides_kv_heads(want.tensor, program.spec.model.kv_heads); !e.empty()) return e;
+  if (auto e = tensor_divides_ffn(want.tensor, program.spec.model.ffn_hidden); !e.empty()) return e;
   program.applied.tensor = want.tensor;
   program.applied.sequence_parallel = want.sequence_parallel;
   if (auto e = sequence_parallel_divides_sequence(want.sequence_parallel, want.tensor, program.spec.sequence);

@@ -1,34 +1,8 @@
 #pragma once
-// Small text helpers shared by the CLI's commands.
-#include <string>
-#include <string_view>
-#include <vector>
-
-#include <fmt/format.h>
+// The CLI's commands write their messages with the scenario layer's text helpers.
+#include "scenarios/message_text.hpp"
 
 namespace trainsim::cli::detail {
-
-inline std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += separator;
-    out += item;
-  }
-  return out;
-}
-
-// `s` with every byte outside printable ASCII written as \xNN, so that a message about
-// whatever a file held stays one clean line of valid text.
-inline std::string printable(std::string_view s) {
-  std::string out;
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7f)
-      out += c;
-    else
-      out += fmt::format("\\x{:02x}", u);
-  }
-  return out;
-}
-
+using scenarios::join;
+using scenarios::printable;
 }  // namespace trainsim::cli::detail

@@ -27,6 +27,7 @@
 #include "scenarios/detail/schema.hpp"
 #include "scenarios/input_file.hpp"
 #include "scenarios/limits.hpp"
+#include "models/shard_rules.hpp"
 #include "strategies/layout_rules.hpp"
 #include "strategies/parallel_layout.hpp"
 #include "strategies/registry.hpp"
@@ -240,16 +241,16 @@ class Validator {
       positions_ = 0;
     }
 
-    if (hidden_ && heads_ && *hidden_ % *heads_ != 0) {
-      error(m.has_num_attention_heads() || !m.has_hidden_size() ? "model.num_attention_heads" : "model.hidden_size",
-            fmt::format("hidden_size={} is not divisible by num_attention_heads={} (each head takes an equal "
-                        "share of hidden_size; valid num_attention_heads: {})",
-                        *hidden_, *heads_, models::divisor_list(*hidden_, *hidden_)));
+    if (hidden_ && heads_) {
+      if (auto e = models::heads_divide_hidden(*heads_, *hidden_); !e.empty())
+        error(m.has_num_attention_heads() || !m.has_hidden_size() ? "model.num_attention_heads" : "model.hidden_size",
+              fmt::format("{} (each head takes an equal share of hidden_size; valid num_attention_heads: {})", e,
+                          models::divisor_list(*hidden_, *hidden_)));
     }
-    if (heads_ && kv_ && *heads_ % *kv_ != 0) {
-      error(m.has_num_query_groups() ? "model.num_query_groups" : "model.num_attention_heads",
-            fmt::format("num_query_groups={} does not divide num_attention_heads={}{}", *kv_, *heads_,
-                        valid_list(models::divisor_list(*heads_, *heads_))));
+    if (heads_ && kv_) {
+      if (auto e = models::kv_heads_divide_heads(*kv_, *heads_); !e.empty())
+        error(m.has_num_query_groups() ? "model.num_query_groups" : "model.num_attention_heads",
+              e + valid_list(models::divisor_list(*heads_, *heads_)));
     }
   }
 
@@ -497,12 +498,13 @@ class Validator {
     }
 
     Int gpus = gpus_.value_or(std::numeric_limits<Int>::max());
-    if (tensor_ && heads_ && *heads_ % *tensor_ != 0) {
-      error("parallel.tensor", strategies::tensor_divides_heads(*tensor_, *heads_) +
-                                   valid_list(models::divisor_list(*heads_, gpus)));
-    } else if (tensor_ && kv_ && *kv_ % *tensor_ != 0) {
-      error("parallel.tensor", strategies::tensor_divides_kv_heads(*tensor_, *kv_) +
-                                   valid_list(models::divisor_list(*kv_, gpus)));
+    if (!tensor_) {
+    } else if (auto e = models::tensor_divides_heads(*tensor_, heads_.value_or(0)); heads_ && !e.empty()) {
+      error("parallel.tensor", e + valid_list(models::divisor_list(*heads_, gpus)));
+    } else if (auto e = models::tensor_divides_kv_heads(*tensor_, kv_.value_or(0)); kv_ && !e.empty()) {
+      error("parallel.tensor", e + valid_list(models::divisor_list(*kv_, gpus)));
+    } else if (auto e = models::tensor_divides_ffn(*tensor_, ffn_.value_or(0)); ffn_ && !e.empty()) {
+      error("parallel.tensor", e + valid_list(models::divisor_list(*ffn_, gpus)));
     }
     if (p.has_first_stage_layers()) first_stage_ = size("parallel.first_stage_layers", p.first_stage_layers());
     if (p.has_last_stage_layers()) last_stage_ = size("parallel.last_stage_layers", p.last_stage_layers());

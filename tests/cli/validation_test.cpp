@@ -15,8 +15,8 @@
 #include <string>
 #include <variant>
 
-#include "cli/runs_table.hpp"
 #include "cli/validate_command.hpp"
+#include "scenarios/runs_table.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -30,13 +30,13 @@ TEST(Validation, RunsDevTableWithinSanityBound) {
   const std::filesystem::path path = std::filesystem::path(shared) / "validation" / "runs-dev.csv";
   ASSERT_TRUE(std::filesystem::exists(path)) << "no shared validation table at " << path.string();
 
-  const TableResult read = read_runs_table_file(path.string());
-  if (const auto* errors = std::get_if<std::vector<TableError>>(&read)) {
+  const scenarios::TableResult read = scenarios::read_runs_table_file(path.string());
+  if (const auto* errors = std::get_if<std::vector<scenarios::TableError>>(&read)) {
     std::string all;
     for (const auto& e : *errors) all += e.str() + "\n";
     FAIL() << "the runs table could not be read:\n" << all;
   }
-  const ValidationResult result = validate_table(std::get<RunsTable>(read), strategies::Fidelity::FAST);
+  const ValidationResult result = validate_table(std::get<scenarios::RunsTable>(read), strategies::Fidelity::FAST);
   std::cout << validation_text(result);
   std::cout << "validation: " << result.skipped << " of " << result.rows.size() << " rows skipped\n";
 

@@ -378,7 +378,7 @@ TEST(GptLayer, RejectsShapesTheShardingCannotSplit) {
     transformer_layer(m, shard(1, 128, 16));
     FAIL() << "expected a throw";
   } catch (const std::invalid_argument& error) {
-    EXPECT_EQ(std::string(error.what()), "models: tensor=16 does not divide heads=8");
+    EXPECT_EQ(std::string(error.what()), "models: tensor=16 does not divide num_attention_heads=8");
   }
   // A vocabulary t does not divide is padded: each shard holds ceil(V/t) rows.
   ModelConfig ragged = m;

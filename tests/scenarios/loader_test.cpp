@@ -575,14 +575,15 @@ TEST(RuleModel, HiddenSizeMustSplitEvenlyOverHeads) {
   t.parallel = "parallel { }";
   auto d = errors(t.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
-  EXPECT_EQ(d[0].str(), "s.textproto:1:42: error: model.num_attention_heads: hidden_size=1000 is not divisible by "
-                        "num_attention_heads=16 (each head takes an equal share of hidden_size; valid "
+  EXPECT_EQ(d[0].str(), "s.textproto:1:42: error: model.num_attention_heads: num_attention_heads=16 does not divide "
+                        "hidden_size=1000 (each head takes an equal share of hidden_size; valid "
                         "num_attention_heads: 1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1000)");
   Json j;
   j.model = R"("numLayers": 24, "hiddenSize": 1000, "numAttentionHeads": 16, "vocabSize": 51200)";
   d = errors(j.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
-  EXPECT_THAT(d[0].str(), HasSubstr("s.json: error: model.num_attention_heads: hidden_size=1000 is not divisible"));
+  EXPECT_THAT(d[0].str(), HasSubstr("s.json: error: model.num_attention_heads: num_attention_heads=16 does not divide "
+                                    "hidden_size=1000"));
 }
 
 TEST(RuleModel, QueryGroupsMustDivideHeads) {
@@ -1195,6 +1196,17 @@ TEST(RuleParallel, TensorMustDivideTheQueryGroups) {
   ASSERT_EQ(d.size(), 1u) << all(d);
   EXPECT_EQ(d[0].str(), "s.textproto:4:12: error: parallel.tensor: tensor=16 does not divide num_query_groups=8 "
                         "(valid: 1, 2, 4, 8)");
+}
+
+TEST(RuleParallel, TensorMustDivideTheMlpHiddenSize) {
+  // Found when the model builder's own check was made the shared rule: before, this passed
+  // validation and failed only when the layers were built.
+  Text t;
+  t.model = R"(model { preset: "gpt-1.7b" ffn_hidden_size: 8190 })";
+  t.parallel = "parallel { tensor: 4 pipeline: 1 }";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("error: parallel.tensor: tensor=4 does not divide ffn_hidden_size=8190 (valid: 1, 2"));
 }
 
 TEST(RuleParallel, ContextAndExpertParallelismAreRefusedUntilAPassImplementsThem) {

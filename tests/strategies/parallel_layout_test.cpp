@@ -164,18 +164,19 @@ TEST(ParallelLayout, BuiltFromTheSpecsLayout) {
   EXPECT_THROW((void)parallel_layout(spec), std::invalid_argument);
 }
 
-TEST(LayoutRules, MessagesInEachCallersWords) {
+TEST(LayoutRules, MessagesInTheScenarioWords) {
   EXPECT_EQ(tensor_divides_heads(3, 8), "tensor=3 does not divide num_attention_heads=8");
-  EXPECT_EQ(tensor_divides_heads(3, 8, RUNS_TABLE_WORDS), "tp=3 does not divide heads=8");
   EXPECT_EQ(tensor_divides_heads(4, 8), "");
   EXPECT_EQ(tensor_divides_kv_heads(16, 8), "tensor=16 does not divide num_query_groups=8");
   EXPECT_EQ(tensor_divides_kv_heads(16, 0), "");
+  EXPECT_EQ(tensor_divides_ffn(3, 4096), "tensor=3 does not divide ffn_hidden_size=4096");
+  EXPECT_EQ(tensor_divides_ffn(8, 4096), "");
   EXPECT_EQ(sequence_parallel_divides_sequence(true, 3, 2048),
             "sequence parallelism needs tensor=3 to divide the sequence length 2048");
   EXPECT_EQ(sequence_parallel_divides_sequence(false, 3, 2048), "");
   EXPECT_EQ(pipeline_divides_layers(5, 24), "pipeline=5 does not divide num_layers=24");
-  EXPECT_EQ(virtual_stages_need_pipeline(2, 1, RUNS_TABLE_WORDS),
-            "vpp=2 needs pp > 1 (interleaving splits each pipeline stage's layers into chunks)");
+  EXPECT_EQ(virtual_stages_need_pipeline(2, 1),
+            "virtual_stages=2 needs pipeline > 1 (interleaving splits each pipeline stage's layers into chunks)");
   EXPECT_EQ(virtual_stages_divide_layers(4, 4, 24),
             "virtual_stages=4 needs num_layers=24 divisible by pipeline × virtual_stages = 4 × 4 = 16");
   EXPECT_EQ(uneven_split(24, 4, 1, 4, 0), "");
@@ -183,7 +184,8 @@ TEST(LayoutRules, MessagesInEachCallersWords) {
   EXPECT_EQ(layout_product_mismatch({{"tensor", 2}, {"pipeline", 2}, {"data", 4}}, 32),
             "tensor × pipeline × data = 2 × 2 × 4 = 16");
   EXPECT_EQ(layout_product_mismatch({{"tensor", 2}, {"pipeline", 2}, {"data", 8}}, 32), "");
-  EXPECT_EQ(batch_divides(6, 1, 4, RUNS_TABLE_WORDS), "global_batch=6 is not divisible by micro_batch × dp = 1 × 4 = 4");
+  EXPECT_EQ(batch_divides(6, 1, 4),
+            "global_batch_size=6 is not divisible by micro_batch_size × data = 1 × 4 = 4");
   EXPECT_EQ(interleaved_micro_batches(24, 1, 4, 4, 2),
             "interleaved-1f1b needs the micro-batches per pipeline, global_batch_size / (micro_batch_size × data) = 6, "
             "to be a multiple of pipeline=4 (nearest valid global_batch_size: 16, 32)");

@@ -1,6 +1,6 @@
-#include "cli/runs_table.hpp"
+#include "scenarios/runs_table.hpp"
 
-#include "cli/detail/text.hpp"
+#include "scenarios/message_text.hpp"
 #include "scenarios/input_file.hpp"
 #include "scenarios/limits.hpp"
 
@@ -16,13 +16,9 @@
 
 #include <fmt/format.h>
 
-namespace trainsim::cli {
+namespace trainsim::scenarios {
 
 namespace {
-
-using detail::join;
-using detail::printable;
-
 
 std::string_view trim(std::string_view s) {
   const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
@@ -62,6 +58,10 @@ const Tokens<hardware::Dtype>& precision_tokens() {
       {"fp16", hardware::Dtype::FP16}, {"bf16", hardware::Dtype::BF16}, {"fp8", hardware::Dtype::FP8}};
   return t;
 }
+const Tokens<bool>& attention_tokens() {
+  static const Tokens<bool> t = {{"flash", true}, {"unfused", false}};
+  return t;
+}
 const std::vector<std::string>& overlap_tokens() {
   static const std::vector<std::string> t = {"grad_reduce", "param_gather", "tp_comm"};
   return t;
@@ -72,8 +72,8 @@ const std::vector<std::string>& metric_tokens() {
 }
 
 std::int64_t size_bound(std::string_view column) {
-  namespace limits = scenarios::limits;
-  if (column == "layers" || column == "vpp") return limits::LAYERS;
+  if (column == "layers" || column == "vpp" || column == "first_stage_layers" || column == "last_stage_layers")
+    return limits::LAYERS;
   if (column == "hidden") return limits::HIDDEN;
   if (column == "heads" || column == "kv_heads") return limits::HEADS;
   if (column == "ffn") return limits::FFN;
@@ -230,7 +230,7 @@ RunRow read_row(RowReader& r, int line) {
   row.gpu = r.word("gpu", gpu_tokens());
   row.gpus = r.size("gpus", true, "32").value_or(0);
   row.gpus_per_node = r.size("gpus_per_node", true, "8").value_or(0);
-  row.nic_gbps = r.positive("nic_gbps", scenarios::limits::MIN_NIC_GBPS, scenarios::limits::MAX_NIC_GBPS,
+  row.nic_gbps = r.positive("nic_gbps", limits::MIN_NIC_GBPS, limits::MAX_NIC_GBPS,
                             "200 (Gb/s per GPU)")
                      .value_or(0);
   row.tp = r.size("tp", true, "8").value_or(0);
@@ -239,21 +239,24 @@ RunRow read_row(RowReader& r, int line) {
   row.cp = r.size("cp", false, "1");
   row.ep = r.size("ep", false, "1");
   row.vpp = r.size("vpp", false, "2");
+  row.first_stage_layers = r.size("first_stage_layers", false, "3");
+  row.last_stage_layers = r.size("last_stage_layers", false, "3");
   row.micro_batch = r.size("micro_batch", false, "1");
   row.global_batch = r.size("global_batch", true, "512").value_or(0);
   row.recompute = r.token("recompute", false, recompute_tokens());
   if (auto sp = r.integer("sequence_parallel", false, 0, 1, "0 or 1")) row.sequence_parallel = *sp == 1;
   row.zero_stage = r.integer("zero_stage", false, 0, 3, "0, 1, 2 or 3 (1 = Megatron's distributed optimizer)");
   row.precision = r.token("precision", false, precision_tokens());
+  row.flash_attention = r.token("attention", false, attention_tokens());
   row.overlap = r.overlap();
   row.metric = r.word("metric", metric_tokens());
-  row.value = r.positive("value", scenarios::limits::MIN_ITERATION_S, scenarios::limits::MAX_ITERATION_S,
+  row.value = r.positive("value", limits::MIN_ITERATION_S, limits::MAX_ITERATION_S,
                          "3.528 (seconds per iteration)")
                   .value_or(0);
   if (row.seq > 0 && row.micro_batch &&
-      *row.micro_batch * row.seq > scenarios::limits::TOKENS_PER_MICRO_BATCH) {  // both ≤ 2^24: exact
+      *row.micro_batch * row.seq > limits::TOKENS_PER_MICRO_BATCH) {  // both ≤ 2^24: exact
     r.error("micro_batch", fmt::format("micro_batch × seq = {} × {} tokens per micro-batch is too many (at most {})",
-                                       *row.micro_batch, row.seq, scenarios::limits::TOKENS_PER_MICRO_BATCH));
+                                       *row.micro_batch, row.seq, limits::TOKENS_PER_MICRO_BATCH));
   }
   return row;
 }
@@ -278,9 +281,15 @@ const std::vector<std::string>& required_columns() {
   return columns;
 }
 
+const std::vector<std::string>& optional_columns() {
+  static const std::vector<std::string> columns = {"first_stage_layers", "last_stage_layers", "attention"};
+  return columns;
+}
+
 const std::vector<std::string>& known_columns() {
   static const std::vector<std::string> columns = [] {
     std::vector<std::string> c = required_columns();
+    c.insert(c.end(), optional_columns().begin(), optional_columns().end());
     c.insert(c.end(), {"source", "notes"});
     return c;
   }();
@@ -474,9 +483,9 @@ TableResult read_runs_table(std::string_view text, const std::string& file) {
 }
 
 TableResult read_runs_table_file(const std::string& path) {
-  const scenarios::InputFile read = scenarios::read_input_file(path, scenarios::MAX_RUNS_TABLE_BYTES);
+  const InputFile read = read_input_file(path, MAX_RUNS_TABLE_BYTES);
   if (!read.ok()) return std::vector<TableError>{{path, 0, "", "cannot read file: " + read.error}};
   return read_runs_table(read.text, path);
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::scenarios

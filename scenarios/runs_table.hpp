@@ -2,7 +2,8 @@
 // The runs table (../shared/validation/README.md): one measured training run per CSV row.
 // Reading checks the file alone — CSV syntax (RFC 4180), the header, every cell's type and
 // token — and turns each row into a typed RunRow; whether a row describes a run trainsim
-// can build is decided later (validate_command.hpp), row by row.
+// can build is decided later, row by row, by mapping it to a Scenario and validating that
+// with the scenario rules (run_row.hpp).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,7 +15,7 @@
 #include "models/model.hpp"
 #include "strategies/spec.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::scenarios {
 
 // One problem with the table: "file:line: error: column "x": message".
 struct TableError {
@@ -58,12 +59,14 @@ struct RunRow {
   double nic_gbps = 0;
   std::int64_t tp = 0, pp = 0;
   std::optional<std::int64_t> dp, cp, ep, vpp;
+  std::optional<std::int64_t> first_stage_layers, last_stage_layers;  // uneven pipeline split
   std::optional<std::int64_t> micro_batch;
   std::int64_t global_batch = 0;
   std::optional<strategies::Recompute> recompute;
   std::optional<bool> sequence_parallel;
   std::optional<std::int64_t> zero_stage;
   std::optional<hardware::Dtype> precision;
+  std::optional<bool> flash_attention;  // `attention`: flash (true) or unfused (false)
   std::optional<Overlap> overlap;
   std::string metric;  // "iteration_time_s"
   double value = 0;    // the measurement, in the metric's unit
@@ -89,9 +92,11 @@ using TableResult = std::variant<RunsTable, std::vector<TableError>>;
 // The columns the header must name. `source` and `notes` are provenance for people and
 // may be left out; any other column is ignored with a warning that names it.
 const std::vector<std::string>& required_columns();
-// Every column the reader knows: the required ones, then `source` and `notes`.
+// Columns a table may leave out (older tables): absent reads as empty in every row.
+const std::vector<std::string>& optional_columns();
+// Every column the reader knows: the required ones, the optional ones, then `source` and `notes`.
 const std::vector<std::string>& known_columns();
 // The `gpu` tokens of the format, with or without a shipped profile.
 const std::vector<std::string>& gpu_tokens();
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::scenarios

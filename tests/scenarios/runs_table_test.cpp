@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/runs_table.hpp"
+#include "scenarios/runs_table.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::scenarios {
 namespace {
 
 using ::testing::HasSubstr;
@@ -173,6 +173,33 @@ TEST(RunsTable, ReadsEveryColumnOfARow) {
   EXPECT_EQ(r.overlap, (Overlap{true, false, true}));
   EXPECT_EQ(r.metric, "iteration_time_s");
   EXPECT_DOUBLE_EQ(r.value, 0.5);
+}
+
+TEST(RunsTable, OptionalColumnsAttentionAndUnevenSplitAreRead) {
+  auto columns = required_columns();
+  columns.insert(columns.end(), optional_columns().begin(), optional_columns().end());
+  auto row = base_row();
+  row["attention"] = "unfused";
+  row["first_stage_layers"] = "1";
+  row["last_stage_layers"] = "3";
+  RunsTable t = read_ok(table(columns, {row}));
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0].flash_attention, false);
+  EXPECT_EQ(t.rows[0].first_stage_layers, 1);
+  EXPECT_EQ(t.rows[0].last_stage_layers, 3);
+  row["attention"] = "flash";
+  row["first_stage_layers"] = "";
+  t = read_ok(table(columns, {row}));
+  EXPECT_EQ(t.rows[0].flash_attention, true);
+  EXPECT_EQ(t.rows[0].first_stage_layers, std::nullopt);
+  // Present but empty, or absent (a table written before the columns existed): unset.
+  EXPECT_EQ(read_ok(table({base_row()})).rows[0].flash_attention, std::nullopt);
+  row["attention"] = "fused";
+  EXPECT_THAT(only_error(table(columns, {row})),
+              HasSubstr("t.csv:2: error: column \"attention\": unknown attention \"fused\" (valid: flash, unfused)"));
+  row["attention"] = "flash";
+  row["last_stage_layers"] = "0";
+  EXPECT_THAT(only_error(table(columns, {row})), HasSubstr("column \"last_stage_layers\": 0 is out of range"));
 }
 
 TEST(RunsTable, EmptyOptionalCellsStayUnset) {
@@ -366,7 +393,7 @@ TEST(RunsTable, UnknownColumnsAreNamedInAWarning) {
   ASSERT_EQ(t.warnings.size(), 1u);
   EXPECT_THAT(t.warnings[0].str(), HasSubstr("t.csv:1: warning: unknown columns \"comment\", \"nic_gpbs\" ignored "
                                              "(known columns: name, family,"));
-  EXPECT_THAT(t.warnings[0].str(), HasSubstr("value, source, notes)"));
+  EXPECT_THAT(t.warnings[0].str(), HasSubstr("value, first_stage_layers, last_stage_layers, attention, source, notes)"));
   // The provenance columns are known.
   columns = required_columns();
   columns.push_back("source");
@@ -383,4 +410,4 @@ TEST(RunsTable, ADeviceIsNotReadUntilMemoryRunsOut) {
 }
 
 }  // namespace
-}  // namespace trainsim::cli
+}  // namespace trainsim::scenarios
