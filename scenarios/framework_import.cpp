@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -88,7 +89,11 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       r.errors.push_back(fmt::format("{}: not an argument (expected --name [value] or a NeMo key=value)", a));
     }
   }
-  for (const auto& [name, value, written] : items) {
+  for (const auto& item : items) {
+    // Named references, not a structured binding: Clang 14 cannot capture those in lambdas.
+    const std::string& name = std::get<0>(item);
+    const std::string& value = std::get<1>(item);
+    const std::string& written = std::get<2>(item);
     auto need_int = [&](const std::function<void(std::int64_t)>& set) {
       if (auto v = integer(value); v && *v > 0) set(*v);
       else r.errors.push_back(fmt::format("{}: expected a positive integer, got \"{}\"", written, value));
