@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/diff_command.hpp"
+#include "cli/calibrate_command.hpp"
 #include "cli/guard.hpp"
 #include "cli/import_command.hpp"
 #include "cli/memory_budget.hpp"
@@ -117,7 +118,24 @@ int run_main(int argc, char** argv) {
   import_cmd->add_option("-o,--output", import.output_path, "write the scenario here (default: stdout)");
   import_cmd->add_option("args", import.megatron_args, "Megatron-LM arguments or NeMo key=value overrides, after --");
 
+  cli::CalibrateOptions calibrate;
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate", "fit a GPU cost profile to measurements: nccl-tests logs (text or -J JSON) and GEMM throughput");
+  calibrate_cmd->add_option("--base", calibrate.base, "shipped profile the fit starts from (h100-sxm, a100-80gb, …)")
+      ->required();
+  calibrate_cmd->add_option("--out", calibrate.out_path, "the fitted profile (.textproto)");
+  calibrate_cmd->add_option("--name", calibrate.name, "name of the fitted profile (default: <base>-calibrated)");
+  calibrate_cmd->add_option("--nccl-tests", calibrate.nccl_tests, "nccl-tests output (repeatable), text or -J JSON");
+  calibrate_cmd->add_option("--collective", calibrate.collective,
+                            "collective of logs that do not name it (all_reduce, all_gather, reduce_scatter, …)");
+  calibrate_cmd->add_option("--gemm-csv", calibrate.gemm_csv, "BF16 GEMM throughput, columns b,m,n,k,flops_per_s");
+  calibrate_cmd->add_option("--sms", calibrate.sms, "SM count of the GPU the GEMMs ran on (H100 132, A100 108)")
+      ->check(CLI::Range(1, 1024));
+  calibrate_cmd->add_option("--report", calibrate.report_path, "write the fit report here instead of stdout");
+
   CLI11_PARSE(app, argc, argv);
+
+  if (*calibrate_cmd) return cli::calibrate_command(calibrate, std::cout, std::cerr);
 
   if (*import_cmd) return cli::import_command(import, std::cout, std::cerr);
 

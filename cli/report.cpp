@@ -25,6 +25,15 @@ std::vector<Row> time_rows(const strategies::TimeBreakdown& t) {
           {"pipeline bubble / idle", t.bubble_s}};
 }
 
+const char* dim_name(strategies::Dim d) {
+  switch (d) {
+    case strategies::Dim::TENSOR: return "tensor";
+    case strategies::Dim::DATA: return "data";
+    case strategies::Dim::PIPELINE: return "pipeline";
+  }
+  return "unknown";
+}
+
 }  // namespace
 
 std::string report_text(const scenarios::LoadedScenario& s, const report::RunReport& r) {
@@ -58,12 +67,26 @@ std::string report_text(const scenarios::LoadedScenario& s, const report::RunRep
     o += fmt::format("  {:<30}{:>10.4f} s {:>6.1f}%\n", row.name, row.seconds, 100 * row.seconds / r.iteration_s);
   o += '\n';
 
+  if (!r.collectives.empty()) {
+    o += "Collectives (algorithm/protocol and channels as NCCL's tuning model picks them)\n";
+    for (const auto& c : r.collectives)
+      o += fmt::format("  {:<9}{:<16}{:>10.2f} MB   {}/{}, {} channel{}\n", dim_name(c.dim), hardware::to_string(c.op),
+                       c.bytes / 1e6, hardware::to_string(c.choice.algorithm), hardware::to_string(c.choice.protocol),
+                       c.choice.channels, c.choice.channels == 1 ? "" : "s");
+    o += '\n';
+  }
+
   o += fmt::format("Memory at peak (rank {}, the most loaded GPU)\n", r.memory.rank);
   for (int c = 0; c < static_cast<int>(strategies::MemClass::COUNT); ++c)
     o += fmt::format("  {:<30}{:>10.2f} GiB\n", strategies::to_string(static_cast<strategies::MemClass>(c)),
                      r.memory.at_peak[static_cast<std::size_t>(c)] / GIB);
   o += fmt::format("  {:<30}{:>10.2f} GiB of {:.2f} GiB: {}\n", "peak", r.memory.peak_bytes / GIB,
                    r.memory.capacity_bytes / GIB, r.memory.out_of_memory ? "OUT OF MEMORY" : "fits");
+  if (!r.layer_ops.empty()) {
+    o += "\nMost expensive ops of a transformer layer (forward + backward, one micro-batch)\n";
+    for (const auto& op : r.layer_ops)
+      o += fmt::format("  {:<30}{:>10.3f} ms {:>6.1f}%\n", op.name, op.seconds * 1e3, 100 * op.share);
+  }
   const auto& p = r.planning;
   o += fmt::format("\nPlanning ({:.3g} tokens)\n", p.train_tokens);
   o += fmt::format("  {:<30}{:>10.2f} days ({:.0f} iterations)\n", "time to train", p.time_s / 86400, p.iterations);
@@ -130,6 +153,15 @@ std::string report_json(const scenarios::LoadedScenario& s, const report::RunRep
                          {"pipeline", r.time.exposed_pp_s}};
   t["bubble_s"] = r.time.bubble_s;
   j["time_breakdown"] = t;
+  ordered_json colls = ordered_json::array();
+  for (const auto& c : r.collectives)
+    colls.push_back({{"dim", dim_name(c.dim)},
+                     {"collective", hardware::to_string(c.op)},
+                     {"bytes", c.bytes},
+                     {"algorithm", hardware::to_string(c.choice.algorithm)},
+                     {"protocol", hardware::to_string(c.choice.protocol)},
+                     {"channels", c.choice.channels}});
+  j["collectives"] = colls;
   ordered_json mem = {{"rank", r.memory.rank}, {"peak_bytes", r.memory.peak_bytes}};
   ordered_json by_class;
   for (int c = 0; c < static_cast<int>(strategies::MemClass::COUNT); ++c)
@@ -138,6 +170,9 @@ std::string report_json(const scenarios::LoadedScenario& s, const report::RunRep
   mem["capacity_bytes"] = r.memory.capacity_bytes;
   mem["out_of_memory"] = r.memory.out_of_memory;
   j["memory"] = mem;
+  ordered_json ops = ordered_json::array();
+  for (const auto& op : r.layer_ops) ops.push_back({{"op", op.name}, {"seconds", op.seconds}, {"share", op.share}});
+  j["layer_top_ops"] = ops;
   const auto& p = r.planning;
   ordered_json plan = {{"train_tokens", p.train_tokens}, {"iterations", p.iterations}, {"time_s", p.time_s},
                        {"gpu_hours", p.gpu_hours}, {"utilization", p.utilization}, {"energy_kwh", p.energy_kwh}};

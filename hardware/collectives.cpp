@@ -1,45 +1,17 @@
 #include "hardware/collectives.hpp"
 
+#include "hardware/detail/collective_flows.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace trainsim::hardware {
 namespace {
-
-// Steps and bytes-per-edge factor of a ring collective (formulas.md, NCCL tuning.cc).
-struct RingShape {
-  std::int64_t steps = 0;
-  double factor = 0;
-};
-
-RingShape ring_shape(Collective c, std::int64_t n) {
-  switch (c) {
-    case Collective::ALL_REDUCE:
-      return {2 * (n - 1), 2.0 * static_cast<double>(n - 1) / static_cast<double>(n)};
-    case Collective::REDUCE_SCATTER:
-    case Collective::ALL_GATHER:
-      return {n - 1, static_cast<double>(n - 1) / static_cast<double>(n)};
-    case Collective::SEND_RECV:
-      return {1, 1.0};
-  }
-  return {};
-}
-
-const char* pattern_stem(Collective c) {
-  switch (c) {
-    case Collective::ALL_REDUCE: return "ring-allreduce";
-    case Collective::REDUCE_SCATTER: return "ring-reducescatter";
-    case Collective::ALL_GATHER: return "ring-allgather";
-    case Collective::SEND_RECV: return "send-recv";
-  }
-  return "unknown";
-}
 
 void validate_ranks(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks) {
   const std::string what = std::string(to_string(c)) + ": ";
@@ -59,176 +31,264 @@ void validate_ranks(const Cluster& cluster, Collective c, std::span<const std::u
   }
 }
 
-// The rings a group runs, each as the rank order around it.
-//
-// One ring in the given order, unless the group spans m > 1 nodes with the same k > 1
-// members on each: then k rings, as NCCL's channels, each leaving every node through a
-// different member's NIC. With members numbered 0..k-1 on each node (in the order given),
-// ring j enters node i at member e_i = (j + c_i) mod k and leaves it at the member where it
-// enters node i+1, visiting the other members in between. The offsets alternate
-// c = 0, 1, 0, 1, ... so that a ring leaves one node and enters the next through members
-// at the same position: the same rail when the group is rail-aligned, so that ring traffic
-// stays under one leaf as NCCL's does. An odd m closes the cycle with c_{m-1} = 2 (k >= 3);
-// with k = 2 and odd m one hop per ring has to change rails. Over the k rings every member
-// sends and receives through its NIC exactly once, so each NIC carries 1/k of the traffic.
-std::vector<std::vector<std::uint32_t>> build_rings(const Cluster& cluster, std::span<const std::uint32_t> ranks) {
-  // Nodes in order of first appearance, each with its members in the order given.
-  std::unordered_map<std::uint32_t, std::size_t> node_index;
-  std::vector<std::vector<std::uint32_t>> members;
-  for (const std::uint32_t r : ranks) {
-    const auto [it, inserted] = node_index.try_emplace(cluster.node_of(r), members.size());
-    if (inserted) members.emplace_back();
-    members[it->second].push_back(r);
-  }
-  const std::size_t m = members.size();
-  const std::size_t k = members.front().size();
-  const bool uniform = std::all_of(members.begin(), members.end(), [&](const auto& v) { return v.size() == k; });
-  if (m == 1 || k == 1 || !uniform) return {std::vector<std::uint32_t>(ranks.begin(), ranks.end())};
+// NCCL's topology search tries per-channel speeds from fixed lists, fastest first, and keeps
+// the fastest at which it fits channels (reference §1.2, search.cc:1051-1067). GB/s.
+constexpr double SM80_INTRA[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+constexpr double SM80_INTER[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12};
+constexpr double SM90_INTRA[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+constexpr double SM90_INTER[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
 
-  std::vector<std::size_t> offset(m);
-  for (std::size_t i = 0; i < m; ++i) offset[i] = i % 2;
-  if (m % 2 == 1 && k >= 3) offset[m - 1] = 2;
-
-  std::vector<std::vector<std::uint32_t>> rings(k);
-  for (std::size_t j = 0; j < k; ++j) {
-    auto& ring = rings[j];
-    ring.reserve(m * k);
-    for (std::size_t i = 0; i < m; ++i) {
-      const std::size_t entry = (j + offset[i]) % k;
-      std::size_t exit = (j + offset[(i + 1) % m]) % k;
-      if (exit == entry) exit = (entry + 1) % k;  // only k = 2 with odd m
-      ring.push_back(members[i][entry]);
-      for (std::size_t t = 1; t < k; ++t) {
-        const std::size_t p = (entry + t) % k;
-        if (p != exit) ring.push_back(members[i][p]);
-      }
-      ring.push_back(members[i][exit]);
-    }
-  }
-  return rings;
+template <std::size_t N>
+double fastest_at_most(const double (&speeds)[N], double limit) {
+  for (const double s : speeds)
+    if (s <= limit) return s;
+  return speeds[N - 1];
 }
 
-double route_latency(const Cluster& cluster, const std::vector<std::uint32_t>& route) {
+std::string choice_name(Collective c, const AlgorithmChoice& ch) {
+  return std::string(to_string(ch.algorithm)) + "/" + to_string(ch.protocol) + "-" + to_string(c);
+}
+
+// Throws when `choice` cannot run `c` over this group.
+void check_choice(Collective c, const TuningInputs& in, const AlgorithmChoice& ch) {
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument(std::string(to_string(c)) + ": algorithm " + to_string(ch.algorithm) + " " + why);
+  };
+  const bool p2p = c == Collective::SEND_RECV || c == Collective::ALL_TO_ALL;
+  const bool direct = ch.algorithm == Algorithm::DIRECT || ch.algorithm == Algorithm::PAIRWISE;
+  if (p2p != direct) fail(p2p ? "does not run point-to-point operations (valid: direct, pairwise)"
+                              : "runs only send/recv and all-to-all");
+  if (c == Collective::SEND_RECV && ch.algorithm == Algorithm::PAIRWISE) fail("needs more than two ranks (valid: direct)");
+  const bool ag_rs = c == Collective::ALL_GATHER || c == Collective::REDUCE_SCATTER;
+  const bool simple_only = ch.algorithm == Algorithm::NVLS || ch.algorithm == Algorithm::NVLS_TREE ||
+                           ch.algorithm == Algorithm::PAT || direct;
+  if (simple_only && ch.protocol != Protocol::SIMPLE)
+    fail(std::string("runs only the Simple protocol, not ") + to_string(ch.protocol));
+  switch (ch.algorithm) {
+    case Algorithm::TREE:
+      if (c != Collective::ALL_REDUCE) fail("runs only all-reduce");
+      break;
+    case Algorithm::NVLS:
+      if (c != Collective::ALL_REDUCE && !ag_rs) fail("runs only all-reduce, all-gather and reduce-scatter");
+      if (!in.nvls) fail("needs NVLink SHARP (NVSwitch, compute capability >= 90)");
+      if (in.nodes > 1) fail("runs inside one node (valid across nodes: nvls-tree)");
+      break;
+    case Algorithm::NVLS_TREE:
+      if (c != Collective::ALL_REDUCE) fail("runs only all-reduce");
+      if (!in.nvls) fail("needs NVLink SHARP (NVSwitch, compute capability >= 90)");
+      break;
+    case Algorithm::PAT:
+      if (!ag_rs) fail("runs only all-gather and reduce-scatter");
+      if (in.ranks_per_node != 1) fail("needs exactly one GPU per node");
+      break;
+    case Algorithm::RING:
+      if (c == Collective::SEND_RECV || c == Collective::ALL_TO_ALL) fail("does not run point-to-point operations");
+      break;
+    default: break;
+  }
+}
+
+double max_route_latency(const Cluster& cluster, std::uint32_t src, std::uint32_t dst) {
   double lat = 0;
-  for (const std::uint32_t l : route) lat = std::max(lat, cluster.links()[l].latency_s);
+  for (const std::uint32_t l : cluster.route(src, dst)) lat = std::max(lat, cluster.links()[l].latency_s);
   return lat;
+}
+
+// Latency of the pattern: NCCL's for the collectives its model covers (per step, by the link
+// type each step crosses); for point-to-point work the latency of the links crossed (the
+// profile's per-step NVLink or network latency), once per step.
+double pattern_latency_s(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
+                         const TuningInputs& in, const AlgorithmChoice& ch) {
+  const std::size_t n = ranks.size();
+  if (n < 2) return 0.0;
+  if (c == Collective::SEND_RECV) return max_route_latency(cluster, ranks[0], ranks[1]);
+  if (c == Collective::ALL_TO_ALL) {
+    double total = 0, all = 0;
+    for (std::size_t k = 1; k < n; ++k) {
+      double round = 0;
+      for (std::size_t i = 0; i < n; ++i) round = std::max(round, max_route_latency(cluster, ranks[i], ranks[(i + k) % n]));
+      total += round;
+      all = std::max(all, round);
+    }
+    return ch.algorithm == Algorithm::PAIRWISE ? total : all;  // direct: every send posted at once
+  }
+  // NCCL's latency without its size-dependent "plateau" factor, which only steers the choice.
+  const double us = nccl_latency_us(in, ch.algorithm, ch.protocol);
+  if (!std::isfinite(us))
+    throw std::invalid_argument(std::string(to_string(c)) + ": NCCL's model does not run " + to_string(ch.algorithm) +
+                                "/" + to_string(ch.protocol) + " on this group");
+  return us * 1e-6;
 }
 
 struct Decomposition {
   sim::CommPattern pattern;
-  double alpha_s = 0;  // per-step latency
-  RingShape shape;
-  std::int64_t n = 0;
+  bool moves_nothing = false;  // a group of one
 };
 
-Decomposition decompose(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks) {
+Decomposition decompose(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
+                        const AlgorithmChoice& ch) {
   validate_ranks(cluster, c, ranks);
   Decomposition d;
-  d.n = static_cast<std::int64_t>(ranks.size());
-  d.shape = ring_shape(c, d.n);
-  auto add_flow = [&](std::uint32_t src, std::uint32_t dst, double bytes_per_unit) {
-    const auto route = cluster.route(src, dst);
-    sim::FlowTemplate f;
-    f.route_begin = static_cast<std::uint32_t>(d.pattern.route_links.size());
-    d.pattern.route_links.insert(d.pattern.route_links.end(), route.begin(), route.end());
-    f.route_end = static_cast<std::uint32_t>(d.pattern.route_links.size());
-    f.bytes_per_unit = bytes_per_unit;
-    d.pattern.flows.push_back(f);
-    // α rule: a pipelined step is as slow as its slowest edge, and an edge's latency is the
-    // largest latency of the links it crosses (NCCL's per-step hw latencies are end to end).
-    d.alpha_s = std::max(d.alpha_s, route_latency(cluster, route));
-  };
-
-  if (c == Collective::SEND_RECV) {
-    d.pattern.name = std::string(pattern_stem(c)) + "[" + std::to_string(ranks[0]) + "->" + std::to_string(ranks[1]) + "]";
-    add_flow(ranks[0], ranks[1], 1.0);
-  } else {
-    d.pattern.name = std::string(pattern_stem(c)) + "[" + std::to_string(d.n) + "]";
-    if (d.n > 1) {
-      const auto rings = build_rings(cluster, ranks);
-      if (rings.size() > 1) d.pattern.name += "x" + std::to_string(rings.size());
-      const double per_ring = d.shape.factor / static_cast<double>(rings.size());
-      for (const auto& ring : rings) {
-        for (std::size_t i = 0; i < ring.size(); ++i) add_flow(ring[i], ring[(i + 1) % ring.size()], per_ring);
-      }
-    }
+  d.pattern.name = choice_name(c, ch) + "[" + std::to_string(ranks.size()) + "]";
+  if (c == Collective::SEND_RECV)
+    d.pattern.name = std::string("send-recv[") + std::to_string(ranks[0]) + "->" + std::to_string(ranks[1]) + "]";
+  if (ranks.size() < 2) {
+    d.moves_nothing = true;
+    return d;
   }
-  d.pattern.latency = sim::Time::from_seconds(static_cast<double>(d.shape.steps) * d.alpha_s);
+  const TuningInputs in = tuning_inputs(cluster, c, ranks, 0);
+  check_choice(c, in, ch);
+  detail::FlowBuilder out(cluster, d.pattern);
+  const double nvls_eff = nvls_efficiency(in.compute_capability);
+  switch (ch.algorithm) {
+    case Algorithm::RING:
+      if (c == Collective::BROADCAST || c == Collective::REDUCE) detail::chain_flows(out, c, ranks);
+      else detail::ring_flows(out, c, ranks);
+      break;
+    case Algorithm::TREE: detail::tree_flows(out, ranks); break;
+    case Algorithm::NVLS: detail::nvls_flows(out, c, ranks, nvls_eff); break;
+    case Algorithm::NVLS_TREE: detail::nvls_tree_flows(out, ranks, nvls_eff); break;
+    case Algorithm::PAT: detail::pat_flows(out, ranks); break;
+    case Algorithm::DIRECT:
+    case Algorithm::PAIRWISE:
+      if (c == Collective::SEND_RECV) out.route(ranks[0], ranks[1], 1.0);
+      else detail::all_to_all_flows(out, ranks);
+      break;
+  }
+  const double eff = protocol_efficiency(ch.protocol);
+  for (auto& f : d.pattern.flows) f.bytes_per_unit /= eff;
+  d.pattern.latency = sim::Time::from_seconds(pattern_latency_s(cluster, c, ranks, in, ch));
   return d;
+}
+
+AlgorithmChoice default_choice(Collective c) {
+  const bool p2p = c == Collective::SEND_RECV || c == Collective::ALL_TO_ALL;
+  return {p2p ? Algorithm::DIRECT : Algorithm::RING, Protocol::SIMPLE, 1, 0.0};
+}
+
+// Per link, the bytes per unit of S the pattern puts on it.
+void add_loads(const sim::CommPattern& p, std::vector<double>& load) {
+  for (const auto& f : p.flows)
+    for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) load[p.route_links[i]] += f.bytes_per_unit;
 }
 
 }  // namespace
 
-const char* to_string(Collective c) {
-  switch (c) {
-    case Collective::ALL_REDUCE: return "all-reduce";
-    case Collective::REDUCE_SCATTER: return "reduce-scatter";
-    case Collective::ALL_GATHER: return "all-gather";
-    case Collective::SEND_RECV: return "send-recv";
+TuningInputs tuning_inputs(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks, double bytes) {
+  validate_ranks(cluster, c, ranks);
+  const detail::GroupShape g = detail::group_shape(cluster, ranks);
+  TuningInputs in;
+  in.collective = c;
+  in.bytes = bytes;
+  in.ranks = static_cast<int>(ranks.size());
+  in.nodes = static_cast<int>(g.members.size());
+  in.ranks_per_node = static_cast<int>(g.ranks_per_node);
+  in.compute_capability = static_cast<int>(cluster.gpu().compute_capability().value());
+  // Every node we model has its GPUs on NVSwitches; NVLS needs Hopper or later (§1.7).
+  in.nvls = in.compute_capability >= 90;
+  // The only Ampere node we model is the DGX A100, whose hosts are AMD EPYC 7742; the DGX
+  // and HGX H100/H200 have Intel Xeon 8480C (reference §3.3).
+  in.amd_host = in.compute_capability < 90;
+  const bool sm90 = in.compute_capability >= 90;
+  // The search (reference §1.2): inside one node, channels of the fastest listed speed at
+  // most the GPU's NVLink bandwidth (NCCL's count × per-link rate), as many as that
+  // bandwidth holds; across nodes, every channel crosses one NIC (NCCL's NET bandwidth,
+  // line rate / 8), one channel per local rank's NIC, at the fastest listed speed the NIC holds.
+  const double nvlink_gbs = cluster.gpu().nvlink_bytes_per_s().value() / 1e9;
+  const double nic_gbs = cluster.spec().nic_gbps / 8.0;
+  double speed = 0;
+  int channels = 1;
+  if (in.nodes == 1) {
+    speed = sm90 ? fastest_at_most(SM90_INTRA, nvlink_gbs) : fastest_at_most(SM80_INTRA, nvlink_gbs);
+    channels = std::clamp(static_cast<int>(std::floor(nvlink_gbs / speed + 1e-9)), 1, 32);
+  } else {
+    speed = sm90 ? fastest_at_most(SM90_INTER, nic_gbs) : fastest_at_most(SM80_INTER, nic_gbs);
+    channels = in.ranks_per_node;
   }
-  return "unknown";
+  // ncclTopoDupChannels: twice the channels at half the speed when a channel is fast
+  // (>= 25 GB/s before Hopper; >= 50, or at most 4 channels, on Hopper), at most 64.
+  const bool dup = sm90 ? (speed >= 50 || channels <= 4) : speed >= 25;
+  if (dup && channels * 2 <= 64) {
+    channels *= 2;
+    speed /= 2;
+  }
+  in.channels = channels;
+  in.bw_intra_gbs = speed;
+  in.bw_inter_gbs = speed;
+  return in;
+}
+
+AlgorithmChoice choose_algorithm(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
+                                 double bytes) {
+  if (!(bytes >= 0) || !std::isfinite(bytes))
+    throw std::invalid_argument(std::string(to_string(c)) + ": bytes must be finite and >= 0");
+  return nccl_choose(tuning_inputs(cluster, c, ranks, bytes));
+}
+
+sim::CommPattern collective_pattern(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
+                                    const AlgorithmChoice& choice) {
+  return decompose(cluster, c, ranks, choice).pattern;
 }
 
 sim::CommPattern ring_pattern(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks) {
-  return decompose(cluster, c, ranks).pattern;
+  return collective_pattern(cluster, c, ranks, default_choice(c));
 }
 
 double ring_closed_form_seconds(Collective c, std::int64_t n, double bytes, double alpha_s, double beta_bytes_per_s) {
   const std::string what = std::string("ring_closed_form_seconds(") + to_string(c) + "): ";
   if (n < 1) throw std::invalid_argument(what + "n must be >= 1, got " + std::to_string(n));
   if (c == Collective::SEND_RECV && n != 2) throw std::invalid_argument(what + "n must be 2 (src, dst)");
+  if (c != Collective::ALL_REDUCE && c != Collective::ALL_GATHER && c != Collective::REDUCE_SCATTER &&
+      c != Collective::SEND_RECV)
+    throw std::invalid_argument(what + "not a ring collective (valid: all-reduce, all-gather, reduce-scatter, send-recv)");
   if (!(bytes >= 0) || !std::isfinite(bytes)) throw std::invalid_argument(what + "bytes must be finite and >= 0");
   if (!(alpha_s >= 0) || !std::isfinite(alpha_s)) throw std::invalid_argument(what + "alpha must be finite and >= 0");
-  const RingShape s = ring_shape(c, n);
-  if (s.steps == 0) return 0.0;  // a group of one exchanges nothing
-  double seconds = static_cast<double>(s.steps) * alpha_s;
+  const auto nd = static_cast<double>(n);
+  std::int64_t steps = 1;
+  double factor = 1.0;
+  if (c == Collective::ALL_REDUCE) {
+    steps = 2 * (n - 1);
+    factor = 2 * (nd - 1) / nd;
+  } else if (c != Collective::SEND_RECV) {
+    steps = n - 1;
+    factor = (nd - 1) / nd;
+  }
+  if (steps == 0) return 0.0;  // a group of one exchanges nothing
+  double seconds = static_cast<double>(steps) * alpha_s;
   if (bytes > 0) {
     if (!(beta_bytes_per_s > 0)) throw std::invalid_argument(what + "beta must be > 0");
-    seconds += s.factor * bytes / beta_bytes_per_s;
+    seconds += factor * bytes / beta_bytes_per_s;
   }
   return seconds;
 }
 
+double closed_form_seconds(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks, double bytes,
+                           const AlgorithmChoice& choice) {
+  const std::vector<std::vector<std::uint32_t>> one{std::vector<std::uint32_t>(ranks.begin(), ranks.end())};
+  if (!(bytes >= 0) || !std::isfinite(bytes))
+    throw std::invalid_argument(std::string(to_string(c)) + ": bytes must be finite and >= 0");
+  return symmetric_closed_form(cluster, c, one, choice).seconds(bytes);
+}
+
 double closed_form_seconds(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks, double bytes) {
-  const Decomposition d = decompose(cluster, c, ranks);
-  if (d.pattern.flows.empty()) return ring_closed_form_seconds(c, d.n, bytes, d.alpha_s, 1.0);
-  // Load each link carries per byte of the collective, from every flow the pattern puts on
-  // it (the k parallel rings included).
-  std::vector<std::pair<std::uint32_t, double>> load;
-  for (const auto& f : d.pattern.flows) {
-    for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) load.emplace_back(d.pattern.route_links[i], f.bytes_per_unit);
-  }
-  std::sort(load.begin(), load.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  // β = the bandwidth one ring edge carrying factor·S sees at the bottleneck link: the link
-  // that needs the longest to move its load. On a symmetric group the flow simulation ends
-  // exactly when that link has moved its bytes, so both give the same time.
-  double beta = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < load.size();) {
-    const std::uint32_t link = load[i].first;
-    double per_unit = 0;
-    for (; i < load.size() && load[i].first == link; ++i) per_unit += load[i].second;
-    if (per_unit > 0) beta = std::min(beta, cluster.links()[link].bytes_per_s * d.shape.factor / per_unit);
-  }
-  return ring_closed_form_seconds(c, d.n, bytes, d.alpha_s, beta);
+  return closed_form_seconds(cluster, c, ranks, bytes, choose_algorithm(cluster, c, ranks, bytes));
 }
 
 ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
-                                 std::span<const std::vector<std::uint32_t>> groups) {
+                                 std::span<const std::vector<std::uint32_t>> groups, const AlgorithmChoice& choice) {
   if (groups.empty()) throw std::invalid_argument(std::string(to_string(c)) + ": no groups");
   std::vector<Decomposition> parts;
   parts.reserve(groups.size());
-  for (const auto& g : groups) parts.push_back(decompose(cluster, c, g));
+  for (const auto& g : groups) parts.push_back(decompose(cluster, c, g, choice));
   // Load per link per byte of the collective, over every group's flows.
   std::vector<double> load(cluster.links().size(), 0.0);
-  for (const auto& d : parts)
-    for (const auto& f : d.pattern.flows)
-      for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) load[d.pattern.route_links[i]] += f.bytes_per_unit;
+  for (const auto& d : parts) add_loads(d.pattern, load);
   ClosedForm out;
   for (const auto& d : parts) {
-    if (d.shape.steps == 0) continue;  // a group of one exchanges nothing
-    out.latency_s = std::max(out.latency_s, static_cast<double>(d.shape.steps) * d.alpha_s);
-    // The group ends when its most loaded link has moved its bytes: a flow on that link
-    // gets capacity / load of it, and the ring moves factor·S through each edge.
+    if (d.moves_nothing) continue;
+    out.latency_s = std::max(out.latency_s, d.pattern.latency.seconds());
+    // The group ends when its most loaded link has moved its bytes: max-min fair sharing of
+    // a link between the flows on it ends when the link has moved their sum.
     double spb = 0;
     for (const auto& f : d.pattern.flows)
       for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) {
@@ -240,14 +300,20 @@ ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
   return out;
 }
 
+ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
+                                 std::span<const std::vector<std::uint32_t>> groups) {
+  return symmetric_closed_form(cluster, c, groups, default_choice(c));
+}
+
 namespace {
 
 // Per link, how many of the groups' flows cross it (max-min fairness shares a link
 // between flows, whatever each carries).
-std::vector<double> flows_per_link(const Cluster& cluster, Collective c, std::span<const std::vector<std::uint32_t>> groups) {
+std::vector<double> flows_per_link(const Cluster& cluster, Collective c, std::span<const std::vector<std::uint32_t>> groups,
+                                   const AlgorithmChoice& choice) {
   std::vector<double> count(cluster.links().size(), 0.0);
   for (const auto& g : groups) {
-    const Decomposition d = decompose(cluster, c, g);
+    const Decomposition d = decompose(cluster, c, g, choice);
     for (const auto& f : d.pattern.flows)
       for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) count[d.pattern.route_links[i]] += 1;
   }
@@ -257,8 +323,10 @@ std::vector<double> flows_per_link(const Cluster& cluster, Collective c, std::sp
 }  // namespace
 
 double interference_slowdown(const Cluster& cluster, Collective a, std::span<const std::vector<std::uint32_t>> groups_a,
-                             Collective b, std::span<const std::vector<std::uint32_t>> groups_b) {
-  const std::vector<double> la = flows_per_link(cluster, a, groups_a), lb = flows_per_link(cluster, b, groups_b);
+                             const AlgorithmChoice& choice_a, Collective b,
+                             std::span<const std::vector<std::uint32_t>> groups_b, const AlgorithmChoice& choice_b) {
+  const std::vector<double> la = flows_per_link(cluster, a, groups_a, choice_a);
+  const std::vector<double> lb = flows_per_link(cluster, b, groups_b, choice_b);
   const auto& links = cluster.links();
   constexpr double INF = std::numeric_limits<double>::infinity();
   double alone = INF, shared_level = INF;

@@ -32,6 +32,9 @@ void check_kernel(const Kernel& k) {
   if (!(std::isfinite(k.bytes) && k.bytes >= 0)) throw std::invalid_argument("kernel bytes must be finite and >= 0");
   if (k.batch < 1) throw std::invalid_argument("kernel batch must be >= 1, got " + std::to_string(k.batch));
   if (k.kernels < 0) throw std::invalid_argument("kernel launch count must be >= 0, got " + std::to_string(k.kernels));
+  if (k.cls == KernelClass::FUSED_ATTENTION && !(std::isfinite(k.curve_flops) && k.curve_flops > 0))
+    throw std::invalid_argument("a fused attention kernel needs curve_flops > 0 (fwd + bwd FLOPs of one sequence "
+                                "and head, the attention curve's unit), got " + std::to_string(k.curve_flops));
 }
 
 }  // namespace
@@ -63,13 +66,24 @@ double CostModel::peak_flops(Dtype dtype) const {
 double CostModel::achieved_flops(const Kernel& kernel) const {
   check_kernel(kernel);
   switch (kernel.cls) {
-    case KernelClass::GEMM:
-      return peak_flops(kernel.dtype) * evaluate(profile_.gemm_efficiency(), kernel.flops);
-    case KernelClass::BATCHED_GEMM:
-      // The attention core is `batch` independent small GEMMs: their efficiency follows
-      // the size of one of them, not of the sum.
-      return peak_flops(kernel.dtype) *
-             evaluate(profile_.batched_gemm_efficiency(), kernel.flops / static_cast<double>(kernel.batch));
+    case KernelClass::GEMM: {
+      const double curve = evaluate(profile_.gemm_efficiency(), kernel.flops);
+      if (kernel.dtype != Dtype::FP8) return peak_flops(kernel.dtype) * curve;
+      // The GEMM curve was measured in BF16; FP8 GEMMs follow its shape, scaled so that its
+      // plateau is the measured best-shape FP8 efficiency.
+      const auto& points = profile_.gemm_efficiency().point();
+      const double plateau = points.empty() ? 0.0 : points[points.size() - 1].efficiency();
+      if (!(profile_.fp8_gemm_efficiency().value() > 0) || !(plateau > 0)) {
+        throw std::invalid_argument("GPU '" + profile_.name() +
+                                    "' has no measured FP8 GEMM efficiency (fp8_gemm_efficiency is 0): "
+                                    "choose another precision or GPU");
+      }
+      return peak_flops(kernel.dtype) * curve * profile_.fp8_gemm_efficiency().value() / plateau;
+    }
+    case KernelClass::FUSED_ATTENTION:
+      // The curve was measured per (sequence, head) at a sequence length; the kernel says
+      // where it stands on that axis, whatever share of the FLOPs it runs (causal: half).
+      return peak_flops(kernel.dtype) * evaluate(profile_.batched_gemm_efficiency(), kernel.curve_flops);
     case KernelClass::MEMORY:
       return 0.0;  // no compute part: its time is the HBM traffic alone
   }
@@ -80,7 +94,7 @@ namespace {
 
 struct KernelKey {
   std::uint64_t model;
-  std::uint64_t flops_bits, bytes_bits;
+  std::uint64_t flops_bits, bytes_bits, curve_bits;
   std::int64_t batch, kernels;
   std::uint8_t cls, dtype;
   bool operator==(const KernelKey&) const = default;
@@ -88,7 +102,7 @@ struct KernelKey {
 struct KernelKeyHash {
   std::size_t operator()(const KernelKey& k) const {
     std::uint64_t h = k.model;
-    for (const std::uint64_t v : {k.flops_bits, k.bytes_bits, static_cast<std::uint64_t>(k.batch),
+    for (const std::uint64_t v : {k.flops_bits, k.bytes_bits, k.curve_bits, static_cast<std::uint64_t>(k.batch),
                                   static_cast<std::uint64_t>(k.kernels), std::uint64_t{k.cls} << 8 | k.dtype})
       h = (h ^ v) * 0x100000001B3ull + (h >> 31);
     return static_cast<std::size_t>(h);
@@ -102,7 +116,7 @@ constexpr std::size_t MAX_CACHED_KERNELS = std::size_t{1} << 18;
 double CostModel::seconds(const Kernel& kernel) const {
   thread_local std::unordered_map<KernelKey, double, KernelKeyHash> cache;
   const KernelKey key{id_, std::bit_cast<std::uint64_t>(kernel.flops), std::bit_cast<std::uint64_t>(kernel.bytes),
-                      kernel.batch, kernel.kernels, static_cast<std::uint8_t>(kernel.cls),
+                      std::bit_cast<std::uint64_t>(kernel.curve_flops), kernel.batch, kernel.kernels, static_cast<std::uint8_t>(kernel.cls),
                       static_cast<std::uint8_t>(kernel.dtype)};
   if (const auto hit = cache.find(key); hit != cache.end()) return hit->second;
   const double s = seconds_uncached(kernel);  // throws on a bad kernel: nothing is cached

@@ -10,7 +10,9 @@ namespace trainsim::hardware {
 
 enum class Dtype : std::uint8_t { BF16, FP16, FP8, TF32, FP32 };
 const char* to_string(Dtype d);  // "bf16", "fp16", …
-enum class KernelClass : std::uint8_t { GEMM, BATCHED_GEMM, MEMORY };
+// GEMM: cuBLAS dense or strided-batched GEMMs, read on the GEMM curve at the call's FLOPs.
+// FUSED_ATTENTION: a fused attention kernel, read on the attention curve at curve_flops.
+enum class KernelClass : std::uint8_t { GEMM, FUSED_ATTENTION, MEMORY };
 
 struct Kernel {
   KernelClass cls = KernelClass::MEMORY;
@@ -19,6 +21,9 @@ struct Kernel {
   double bytes = 0;            // HBM traffic
   std::int64_t batch = 1;      // GEMM batch (heads); flops are the total over the batch
   std::int64_t kernels = 1;    // launches this op costs
+  // FUSED_ATTENTION: where the attention curve is read, in the unit it was measured in
+  // (forward + backward FLOPs of one sequence and head, non-causal; must be > 0).
+  double curve_flops = 0;
 };
 
 class CostModel {

@@ -81,6 +81,11 @@ constexpr CitedRule CITED_RULES[] = {
     {"nic_efficiency", Rule::FRACTION, ProfilePart::NETWORK},
     {"pcie_bytes_per_s", Rule::POSITIVE, ProfilePart::ALL},
     {"comm_overlap_slowdown", Rule::NON_NEGATIVE, ProfilePart::ALL},
+    {"compute_capability", Rule::POSITIVE, ProfilePart::NETWORK},
+    {"cuda_context_bytes", Rule::NON_NEGATIVE, ProfilePart::ALL},
+    {"cublas_workspace_bytes", Rule::NON_NEGATIVE, ProfilePart::ALL},
+    {"nccl_buffer_bytes_per_communicator", Rule::NON_NEGATIVE, ProfilePart::ALL},
+    {"fp8_gemm_efficiency", Rule::NON_NEGATIVE, ProfilePart::ALL},
 };
 
 struct CurveRule {

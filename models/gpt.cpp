@@ -106,12 +106,16 @@ Op make_gemm(std::string name, ComputeClass cls, const GemmDims& dims, std::int6
   op.fwd_bytes = e * batch * (m * k + k * n + m * n);
   op.bwd_bytes = 2 * op.fwd_bytes;
   op.params = params;
+  op.fwd_kernels = 1;
+  op.bwd_kernels = 2;  // input gradient and weight (or second input's) gradient
   return op;
 }
 
 Op make_elementwise(std::string name, double fwd_bytes, double bwd_bytes, double activation_bytes,
-                    std::int64_t params) {
+                    std::int64_t params, int fwd_kernels, int bwd_kernels) {
   Op op;
+  op.fwd_kernels = fwd_kernels;
+  op.bwd_kernels = bwd_kernels;
   op.name = std::move(name);
   op.cls = ComputeClass::ELEMENTWISE;
   op.fwd_bytes = fwd_bytes;
@@ -133,25 +137,40 @@ constexpr double MASK_BYTES = 1;      // dropout masks are bytes (Korthikanti)
 constexpr double TOKEN_ID_BYTES = 8;  // int64 token ids
 constexpr double FP32_BYTES = 4;      // cross-entropy keeps its softmax in fp32
 
-// A norm over `elems` elements of a [*, h] tensor; saves its input for backward.
+// A fused norm (apex FusedLayerNorm / FusedRMSNorm, which Megatron-LM uses) over `elems`
+// elements of a [*, h] tensor; saves its input and its per-row fp32 statistics for backward.
+//  fwd, 1 kernel: read x, γ(,β); write y and the statistics (LayerNorm mean and 1/σ, RMSNorm
+//    1/rms: 8 or 4 bytes per row).
+//  bwd, 3 kernels (apex layer_norm_cuda_kernel.cu: cuComputePartGradGammaBeta,
+//    cuComputeGradGammaBeta, cuComputeGradInput): the partial parameter gradients and the
+//    input gradient each read dy, x and the statistics; read γ; write dx and dγ(,dβ).
 Op norm_op(std::string name, const Shape& x, double elems) {
   const double p = static_cast<double>(x.norm_params());
-  // fwd: read x and γ(,β), write y. bwd: read dy, x, γ; write dx and dγ(,dβ).
-  return make_elementwise(std::move(name), x.e * (2 * elems + p), x.e * (3 * elems + 2 * p), x.e * elems,
-                          x.norm_params());
+  const double h = static_cast<double>(x.h);
+  const double rows = elems / h;
+  const double stats = (x.gpt ? 2 : 1) * FP32_BYTES * rows;
+  const double fwd = x.e * (2 * elems + p) + stats;
+  const double bwd = x.e * (5 * elems + h + p) + 2 * stats;
+  // Korthikanti counts the input; the per-row statistics are left out of activations.
+  return make_elementwise(std::move(name), fwd, bwd, x.e * elems, x.norm_params(), 1, 3);
 }
 
-// The residual add after a row-parallel GEMM, fused with dropout for GPT (mask kept).
+// The residual add after a row-parallel GEMM. GPT: Megatron's fused bias-dropout-add (the
+// row-parallel GEMM skips its bias, jit-fused bias_dropout_add_fused_train), mask kept.
 Op residual_op(std::string name, const Shape& x) {
   const double n = x.rep_elems();
-  // Backward accumulates the branch gradient into the residual stream's: read two, write one.
+  const double h = static_cast<double>(x.h);
+  // Backward accumulates the branch gradient into the residual stream's (autograd sums
+  // the two uses of the layer input): read two, write one, one kernel.
   const double accumulate = 3 * x.e * n;
   if (x.gpt) {
-    // fwd: read x, residual; write y and the mask. bwd: read dy, mask; write dx; accumulate.
-    return make_elementwise(std::move(name), n * (3 * x.e + MASK_BYTES), n * (2 * x.e + MASK_BYTES) + accumulate,
-                            MASK_BYTES * n, 0);
+    // fwd, 1 kernel: read x, bias, residual; write y and the mask.
+    // bwd, 3 kernels: dropout backward (read dy, mask; write dx); the bias gradient, a
+    // reduction over tokens (read dx, write h); the accumulation.
+    return make_elementwise(std::move(name), n * (3 * x.e + MASK_BYTES) + x.e * h,
+                            n * (2 * x.e + MASK_BYTES) + x.e * (n + h) + accumulate, MASK_BYTES * n, 0, 1, 3);
   }
-  return make_elementwise(std::move(name), 3 * x.e * n, accumulate, 0, 0);
+  return make_elementwise(std::move(name), 3 * x.e * n, accumulate, 0, 0, 1, 1);
 }
 
 Op with_boundary(Op op, TpBoundary boundary, const Shape& x) {
@@ -189,28 +208,48 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
     Op qkv = make_gemm("qkv", ComputeClass::GEMM, {1, tokens, qkv_cols, x.h}, x.h * qkv_cols + bias * qkv_cols, e);
     // Its input (replicated, or sequence-split with SP) and the Q, K, V the attention core keeps.
     qkv.activation_bytes = e * rep + e * static_cast<double>(tokens * qkv_cols);
+    qkv.fp8_linear = true;
     ops.push_back(with_boundary(std::move(qkv), TpBoundary::ENTER, x));
   }
 
   if (!x.gpt) {
-    // Rotary embedding of Q and K: linear, so backward needs only the cos/sin tables.
+    // Rotary embedding of Q and K, Megatron-Core's fused kernel (--apply-rope-fusion, on by
+    // default): one kernel for Q and one for K in each direction, read and write each once.
+    // Linear, so backward needs only the cos/sin tables (their s·d reads are left out).
     const double qk = static_cast<double>(tokens * (x.heads_shard + x.kv_shard) * x.head_dim);
-    ops.push_back(make_elementwise("rope", 2 * e * qk, 2 * e * qk, 0, 0));
+    ops.push_back(make_elementwise("rope", 2 * e * qk, 2 * e * qk, 0, 0, 2, 2));
   }
 
   if (shard.flash_attention) {
     // One fused kernel: QKᵀ and scores×V FLOPs (4·b·s²·h/t forward), reading Q, K, V and
     // writing O; it keeps only the fp32 log-sum-exp per (sample, head, token). Its backward
     // recomputes QKᵀ: 2.5× the forward's FLOPs, of which 2× are model FLOPs.
-    Op op = make_gemm("flash_attention", ComputeClass::BATCHED_GEMM, {attn_batch, x.s, x.s, x.head_dim}, 0, e);
+    Op op = make_gemm("flash_attention", ComputeClass::FUSED_ATTENTION, {attn_batch, x.s, x.s, x.head_dim}, 0, e);
     const double fwd = 2 * op.fwd_flops;  // make_gemm counted one of the two matmuls
     op.fwd_flops = fwd;
     op.bwd_input_flops = 2 * fwd;
     op.bwd_weight_flops = 0;
     op.bwd_extra_flops = 0.5 * fwd;
+    // A decoder's mask is causal: the kernel skips the score tiles above the diagonal, and
+    // the flash-attention benchmark (benchmarks/benchmark_flash_attention.py, flops())
+    // counts a causal run as half the non-causal FLOPs.
+    if (shard.causal) op.executed_fraction = 0.5;
+    // The attention curve's unit: fwd + bwd FLOPs of one (sequence, head), non-causal.
+    op.attention_curve_flops = 3.5 * 4 * static_cast<double>(x.s) * static_cast<double>(x.s) *
+                               static_cast<double>(x.head_dim);
     const double qkv_elems = static_cast<double>(tokens * qkv_cols), o_elems = static_cast<double>(tokens * attn_cols);
-    op.fwd_bytes = e * (qkv_elems + o_elems);
-    op.bwd_bytes = e * 2 * (qkv_elems + o_elems);
+    const double lse = FP32_BYTES * static_cast<double>(attn_batch) * static_cast<double>(x.s);
+    const double q_elems = static_cast<double>(tokens * attn_cols);
+    // fwd, 1 kernel: read Q, K, V; write O and the log-sum-exp.
+    op.fwd_bytes = e * (qkv_elems + o_elems) + lse;
+    // bwd, 3 kernels (FlashAttention-2's backward: a pre-pass D = rowsum(dO ∘ O), the main
+    // kernel, the conversion of dQ from its fp32 accumulator): the pre-pass reads dO, O and
+    // writes D; the main kernel reads Q, K, V, dO, the log-sum-exp and D, writes dK, dV and
+    // accumulates dQ in fp32 (read + write); the conversion reads it and writes dQ.
+    op.bwd_bytes = e * 2 * o_elems + lse + e * (qkv_elems + o_elems) + 2 * lse + e * (qkv_elems - q_elems) +
+                   2 * FP32_BYTES * q_elems + FP32_BYTES * q_elems + e * q_elems;
+    op.fwd_kernels = 1;
+    op.bwd_kernels = 3;
     op.activation_bytes = 4.0 * static_cast<double>(attn_batch) * static_cast<double>(x.s);
     op.selective_recompute = true;  // Megatron's "core_attn" recompute reruns the fused kernel
     ops.push_back(std::move(op));
@@ -221,14 +260,16 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
       ops.push_back(std::move(op));
     }
     {
+      // Megatron's fused scaled (upper-triangular) masked softmax, 1 kernel each way.
       // fwd: read scores, write probabilities. bwd: read dP and P, write dS.
-      Op op = make_elementwise("softmax", 2 * e * scores, 3 * e * scores, e * scores, 0);
+      Op op = make_elementwise("softmax", 2 * e * scores, 3 * e * scores, e * scores, 0, 1, 1);
       op.selective_recompute = true;
       ops.push_back(std::move(op));
     }
     if (x.gpt) {
+      // fwd: read P, write the dropped P and the mask. bwd: read the gradient and the mask, write.
       Op op = make_elementwise("attn_dropout", scores * (2 * e + MASK_BYTES), scores * (2 * e + MASK_BYTES),
-                               MASK_BYTES * scores, 0);
+                               MASK_BYTES * scores, 0, 1, 1);
       op.selective_recompute = true;
       ops.push_back(std::move(op));
     }
@@ -239,11 +280,24 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
       op.selective_recompute = true;
       ops.push_back(std::move(op));
     }
+    {
+      // Layout copies of the unfused core (Megatron-LM's CoreAttention): forward, the
+      // context [b·a/t, s, d] is permuted back to [s, b, h/t] (.contiguous(): read and write
+      // it); backward, the same permute of its gradient, and the backward of the split of
+      // the fused QKV output into Q, K, V, which writes their gradients into one tensor
+      // (read and write the QKV output's size).
+      const double o_elems = static_cast<double>(tokens * attn_cols);
+      const double qkv_elems = static_cast<double>(tokens * qkv_cols);
+      Op op = make_elementwise("attn_layout", 2 * e * o_elems, 2 * e * (o_elems + qkv_elems), 0, 0, 1, 2);
+      op.selective_recompute = true;
+      ops.push_back(std::move(op));
+    }
   }
   {
     // Row-parallel: the bias is added after the reduction, so every shard holds all of it.
     Op proj = make_gemm("proj", ComputeClass::GEMM, {1, tokens, x.h, attn_cols}, attn_cols * x.h + bias * x.h, e);
     proj.activation_bytes = e * static_cast<double>(tokens * attn_cols);
+    proj.fp8_linear = true;
     ops.push_back(with_boundary(std::move(proj), TpBoundary::EXIT, x));
   }
   ops.push_back(residual_op(x.gpt ? "proj_dropout" : "attn_residual", x));
@@ -252,21 +306,30 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
   {
     Op fc1 = make_gemm("fc1", ComputeClass::GEMM, {1, tokens, fc1_cols, x.h}, x.h * fc1_cols + bias * fc1_cols, e);
     fc1.activation_bytes = e * rep;
+    fc1.fp8_linear = true;
     ops.push_back(with_boundary(std::move(fc1), TpBoundary::ENTER, x));
   }
   {
     const double inner = static_cast<double>(tokens * x.ffn_shard);
+    const double bias_elems = static_cast<double>(x.ffn_shard);
     if (x.gpt) {
-      // Bias-GeLU: fwd read x, write y; bwd read dy, x, write dx. Keeps its input.
-      ops.push_back(make_elementwise("gelu", 2 * e * inner, 3 * e * inner, e * inner, 0));
+      // Megatron's jit-fused bias-GeLU (fc1 skips its bias); keeps its input.
+      // fwd, 1 kernel: read x and the bias, write y.
+      // bwd, 2 kernels: bias_gelu_back reads dy, x and the bias and writes dx; the bias
+      // gradient is a reduction of dx over tokens (read dx, write ffn/t).
+      ops.push_back(make_elementwise("gelu", e * (2 * inner + bias_elems), e * (4 * inner + 2 * bias_elems),
+                                     e * inner, 0, 1, 2));
     } else {
-      // SwiGLU on [gate, up] (2·ffn/t wide) → ffn/t: keeps both halves of its input.
-      ops.push_back(make_elementwise("swiglu", 3 * e * inner, 5 * e * inner, 2 * e * inner, 0));
+      // SwiGLU on [gate, up] (2·ffn/t wide) → ffn/t, Megatron's jit-fused swiglu, 1 kernel
+      // each way: fwd read both halves, write y; bwd read dy and both halves, write both
+      // halves' gradients. Keeps both halves of its input.
+      ops.push_back(make_elementwise("swiglu", 3 * e * inner, 5 * e * inner, 2 * e * inner, 0, 1, 1));
     }
   }
   {
     Op fc2 = make_gemm("fc2", ComputeClass::GEMM, {1, tokens, x.h, x.ffn_shard}, x.ffn_shard * x.h + bias * x.h, e);
     fc2.activation_bytes = e * static_cast<double>(tokens * x.ffn_shard);
+    fc2.fp8_linear = true;
     ops.push_back(with_boundary(std::move(fc2), TpBoundary::EXIT, x));
   }
   ops.push_back(residual_op(x.gpt ? "mlp_dropout" : "mlp_residual", x));
@@ -291,21 +354,23 @@ Layer embedding_layer(const ModelConfig& model, const ShardSpec& shard) {
     // Vocabulary-parallel gather: each shard looks up the ids in its vocabulary range and
     // zeroes the rest; the partial sums are reduced over the tensor group (EXIT).
     // Backward scatter-adds dY into the table rows, so the token ids are kept
-    // (Korthikanti's first-stage extra 8·s·b).
+    // (Korthikanti's first-stage extra 8·s·b). Megatron's VocabParallelEmbedding runs 3
+    // kernels forward (mask and shift the ids, the lookup, zero the rows of other shards)
+    // and 3 backward (the embedding backward's sort, its segment sums, the scatter-add).
     Op op = make_elementwise("word_embedding", TOKEN_ID_BYTES * tokens + 2 * e * full,
                              TOKEN_ID_BYTES * tokens + 2 * e * full, TOKEN_ID_BYTES * tokens,
-                             x.vocab_shard * x.h);
+                             x.vocab_shard * x.h, 3, 3);
     layer.ops.push_back(with_boundary(std::move(op), TpBoundary::EXIT, x));
   }
   if (learned_positions) {
     // Replicated table; fwd: read x and the s rows, write y. bwd: read dy, write the rows' gradient.
     const double rows = x.rep_tokens() / static_cast<double>(x.b) * static_cast<double>(x.h);
     layer.ops.push_back(make_elementwise("position_embedding", e * (2 * rep + rows), e * (rep + rows), 0,
-                                         model.max_positions * x.h));
+                                         model.max_positions * x.h, 2, 1));
   }
   if (x.gpt) {
     layer.ops.push_back(make_elementwise("embedding_dropout", rep * (2 * e + MASK_BYTES),
-                                         rep * (2 * e + MASK_BYTES), MASK_BYTES * rep, 0));
+                                         rep * (2 * e + MASK_BYTES), MASK_BYTES * rep, 0, 1, 1));
   }
   return layer;
 }
@@ -330,11 +395,19 @@ Layer head_layer(const ModelConfig& model, const ShardSpec& shard) {
     layer.ops.push_back(with_boundary(std::move(logits), TpBoundary::ENTER, x));
   }
   {
-    // Vocabulary-parallel cross-entropy keeps the fp32 softmax for backward: 4·s·b·V/t.
+    // Megatron-LM's vocabulary-parallel cross-entropy (tensor_parallel/cross_entropy.py,
+    // the default without --cross-entropy-loss-fusion) on the logits cast to fp32, pass by
+    // pass over the [tokens, V/t] logits L (4 = fp32):
+    //   fwd, 6 kernels: cast (read e, write 4), max (read 4), subtract the max in place
+    //     (read 4, write 4), exp in place (4 + 4), sum (read 4), divide by the sum in place
+    //     (4 + 4): (e + 36)·L; the softmax it leaves is kept for backward, 4·L.
+    //   bwd, 3 kernels: subtract one at the targets (b·s elements, left out), scale by the
+    //     loss gradient in place (4 + 4), cast back for the logits GEMM (read 4, write e):
+    //     (e + 12)·L.
     // (Its three all-reduces of b·s scalars over the tensor group are too small to mark.)
     const double logits = static_cast<double>(tokens * x.vocab_shard);
-    layer.ops.push_back(make_elementwise("cross_entropy", (e + FP32_BYTES) * logits, (FP32_BYTES + e) * logits,
-                                         FP32_BYTES * logits, 0));
+    layer.ops.push_back(make_elementwise("cross_entropy", (e + 9 * FP32_BYTES) * logits,
+                                         (e + 3 * FP32_BYTES) * logits, FP32_BYTES * logits, 0, 6, 3));
   }
   return layer;
 }

@@ -34,6 +34,9 @@ struct ShardSpec {
   // 5·a·s²·b term is gone). Off: the unfused QKᵀ, softmax, dropout, scores×V of
   // Megatron-LM before 2022, which Korthikanti's formulas describe.
   bool flash_attention = false;
+  // A decoder's causal mask: a fused attention kernel skips the tiles above the diagonal.
+  // (The unfused path computes every score and masks them in the softmax.)
+  bool causal = true;
   int bytes_per_element = 2;  // 16-bit activations and weights
 };
 

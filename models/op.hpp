@@ -10,7 +10,8 @@ namespace trainsim::models {
 
 enum class ComputeClass : std::uint8_t {
   GEMM,          // dense matrix multiply (weights × activations)
-  BATCHED_GEMM,  // attention-core matmuls (QKᵀ, scores × V): small k, many heads
+  BATCHED_GEMM,  // unfused attention-core matmuls (QKᵀ, scores × V): one strided-batched cuBLAS call
+  FUSED_ATTENTION,  // the attention core as one fused kernel (FlashAttention, cuDNN)
   ELEMENTWISE,   // memory-bound: norms, activations, softmax, dropout, residual adds
 };
 
@@ -43,6 +44,21 @@ struct Op {
   bool selective_recompute = false;  // part of the attention core that selective recompute redoes
   TpBoundary tp_boundary = TpBoundary::NONE;
   double tp_comm_bytes = 0;     // full (unsharded-sequence) tensor that the boundary communicates
+  // Kernel launches of the forward and of the backward; each costs the profile's per-kernel
+  // overhead. (A weight GEMM's backward is its two GEMMs, one launch each.)
+  int fwd_kernels = 1;
+  int bwd_kernels = 1;
+  // Share of the FLOPs above that the kernels execute: a causal fused attention skips the
+  // score tiles above the diagonal, about half (model FLOPs for MFU stay the full count,
+  // as Narayanan et al.'s formula has them).
+  double executed_fraction = 1.0;
+  // FUSED_ATTENTION: where the profile's attention curve is read, in the unit it was
+  // measured in: forward + backward FLOPs of one (sequence, head) as the flash-attention
+  // benchmark counts them non-causal, 3.5 · 4·s²·d.
+  double attention_curve_flops = 0;
+  // A linear layer of the transformer block (QKV, projection, MLP): the GEMMs Transformer
+  // Engine runs in FP8 in an FP8 run. Attention and the output layer stay in BF16.
+  bool fp8_linear = false;
 };
 
 struct Layer {

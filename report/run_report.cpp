@@ -27,11 +27,13 @@ RunReport analyze(const strategies::Program& program, const strategies::Lowered&
   r.tasks = plan.size();
   r.events = tl.events;
   r.flows = tl.flows;
+  r.collectives = lowered.collectives;
   // The GPU that finishes last carries the breakdown: its time is the iteration time.
   // A summary-only simulation keeps no spans to attribute: no breakdown.
   r.has_breakdown = !tl.end.empty();
   if (r.has_breakdown) r.time = strategies::break_down(lowered, tl, sim::last_finishing_device(plan, tl));
   r.memory = memory_breakdown(lowered, tl, cluster);
+  r.layer_ops = top_layer_ops(program, cost);
   return r;
 }
 

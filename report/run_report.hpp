@@ -4,9 +4,11 @@
 // the Program, its lowered Plan and the Timeline together, which no layer below may.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hardware/cluster.hpp"
 #include "hardware/cost_model.hpp"
+#include "report/layer_ops.hpp"
 #include "report/memory_breakdown.hpp"
 #include "report/planning.hpp"
 #include "sim/simulate.hpp"
@@ -33,7 +35,9 @@ struct RunReport {
   strategies::TimeBreakdown time;
   bool has_breakdown = true;  // false after a summary-only simulation (time is then all zero)
   MemoryBreakdown memory;
+  std::vector<OpShare> layer_ops;  // the ten most expensive ops of one transformer layer
   std::uint64_t tasks = 0, events = 0, flows = 0;
+  std::vector<strategies::Lowered::CollectiveUse> collectives;  // NCCL's choice per kind and size
   PlanningFigures planning;  // filled by plan_run, which needs the run's token budget
 };
 

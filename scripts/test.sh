@@ -25,5 +25,5 @@ examples_sanitized() {
 stage examples-sanitizers examples_sanitized
 stage configure-fuzz cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DTRAINSIM_FUZZ=ON -DTRAINSIM_BUILD_TESTS=OFF -DTRAINSIM_BUILD_BENCH=OFF
-stage build-fuzz cmake --build build-fuzz -j"$jobs" --target scenario_fuzz hf_config_fuzz runs_table_fuzz
+stage build-fuzz cmake --build build-fuzz -j"$jobs" --target scenario_fuzz hf_config_fuzz runs_table_fuzz nccl_tests_log_fuzz
 stage test-fuzz ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -L fuzz

@@ -8,17 +8,18 @@
 #include <string>
 #include <utility>
 
-#include "sim/detail/flow_network_access.hpp"
 #include "sim/detail/plan_check.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/flow_network.hpp"
 
 // Order of what happens at one instant t (fixed, so runs are bit-for-bit reproducible):
-//  1. network flows finishing at t, by flow id (their instances' ends are scheduled as
-//     events, at t + latency);
+//  1. network flows finishing at t, in the order they started (their instances' ends are
+//     scheduled as events, at t + latency);
 //  2. events at t, FIFO by the sequence in which they were scheduled;
 //  3. once nothing else is due at t, the network re-solves every component that a start
 //     or finish touched at t, once; new flows that finish at t then go back to 1.
+// An instance whose pattern's flows all carry the same bytes starts them as one group, so
+// that the network may carry its symmetric edge flows as one variable.
 // A task that ends frees its memory, then releases its successors in increasing id order,
 // then the next task of its stream. A released COMPUTE task starts at once (its end is an
 // event); a released COMM task arrives at its rendezvous, and the last arrival starts the
@@ -47,7 +48,10 @@ std::string format_time(Time t) {
 class Engine {
  public:
   Engine(const Plan& plan, const NetworkSpec& network, const SimulateOptions& options)
-      : plan_(plan), options_(options), net_(network.capacity_bytes_per_s) {}
+      : plan_(plan),
+        options_(options),
+        net_(network.capacity_bytes_per_s,
+             options.aggregate_flows ? FlowNetwork::Aggregation::ON : FlowNetwork::Aggregation::OFF) {}
 
   Timeline run();
 
@@ -100,7 +104,9 @@ class Engine {
   std::vector<TaskId> part_tasks_;
   std::vector<std::uint32_t> arrived_;         // per instance
   std::vector<std::uint32_t> flows_left_;      // per instance
-  std::vector<std::uint32_t> finished_tags_;   // reused for every batch of network finishes
+  std::vector<FlowNetwork::Finished> finished_;  // reused for every batch of network finishes
+  // Per pattern: its route set when all its flows carry the same bytes, else NONE.
+  std::vector<RouteSetId> pattern_set_;
   std::vector<std::int64_t> mem_;              // [pool * classes + class]; pools: devices, then hosts
   std::vector<std::int64_t> mem_total_;        // per pool
   std::size_t classes_ = 0;
@@ -178,6 +184,22 @@ void Engine::prepare() {
   }
   arrived_.assign(nc, 0);
   flows_left_.assign(nc, 0);
+
+  pattern_set_.assign(plan_.patterns.size(), NONE);
+  std::vector<std::vector<std::uint32_t>> routes;
+  for (std::size_t p = 0; p < plan_.patterns.size(); ++p) {
+    const CommPattern& pat = plan_.patterns[p];
+    if (pat.flows.size() < 2) continue;
+    const double bytes = pat.flows.front().bytes_per_unit;
+    if (!std::all_of(pat.flows.begin(), pat.flows.end(), [&](const FlowTemplate& f) { return f.bytes_per_unit == bytes; }))
+      continue;
+    routes.resize(pat.flows.size());
+    for (std::size_t i = 0; i < pat.flows.size(); ++i) {
+      const FlowTemplate& ft = pat.flows[i];
+      routes[i].assign(pat.route_links.begin() + ft.route_begin, pat.route_links.begin() + ft.route_end);
+    }
+    pattern_set_[p] = net_.add_route_set(routes);
+  }
 
   if (tracks_contention_) {
     active_comm_.assign(plan_.num_devices, 0);
@@ -302,9 +324,13 @@ void Engine::start_comm_flows(std::uint32_t c) {
     return;
   }
   flows_left_[c] = static_cast<std::uint32_t>(pat.flows.size());
-  for (const FlowTemplate& ft : pat.flows) {
-    const std::span<const std::uint32_t> route(pat.route_links.data() + ft.route_begin, ft.route_end - ft.route_begin);
-    detail::FlowNetworkAccess::start_borrowed(net_, now_, route, ft.bytes_per_unit * ci.bytes, c);
+  if (pattern_set_[ci.pattern] != NONE) {
+    net_.add_flows(now_, pattern_set_[ci.pattern], pat.flows.front().bytes_per_unit * ci.bytes, c);
+  } else {
+    for (const FlowTemplate& ft : pat.flows) {
+      const std::span<const std::uint32_t> route(pat.route_links.data() + ft.route_begin, ft.route_end - ft.route_begin);
+      net_.add_flow(now_, route, ft.bytes_per_unit * ci.bytes, c);
+    }
   }
   tl_.flows += pat.flows.size();
 }
@@ -330,11 +356,13 @@ void Engine::finish_task(TaskId t) {
 }
 
 void Engine::handle_network_finishes() {
-  finished_tags_.clear();
-  detail::FlowNetworkAccess::pop_finished(net_, now_, finished_tags_);
-  tl_.events += finished_tags_.size();
-  for (const std::uint32_t c : finished_tags_) {
-    if (--flows_left_[c] == 0) queue_.push(now_ + scaled_latency(c), COMM_END, c);
+  finished_.clear();
+  net_.remove_finished(now_, finished_);
+  for (const FlowNetwork::Finished& f : finished_) {
+    tl_.events += f.flows;  // one event per member flow, aggregated or not
+    const std::uint32_t c = f.tag;
+    flows_left_[c] -= f.flows;
+    if (flows_left_[c] == 0) queue_.push(now_ + scaled_latency(c), COMM_END, c);
   }
 }
 
@@ -371,8 +399,8 @@ Timeline Engine::run() {
       continue;
     }
     // Nothing else is due now: settle the rates of everything that started or finished.
-    if (detail::FlowNetworkAccess::dirty(net_)) {
-      detail::FlowNetworkAccess::flush(net_, now_);
+    if (net_.needs_solve()) {
+      net_.solve(now_);
       continue;
     }
     const Time next = std::min(net_next, queue_.empty() ? Time::max() : queue_.top().time);

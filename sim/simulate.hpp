@@ -39,6 +39,9 @@ struct SimulateOptions {
   // Keep no per-task timeline (Timeline::ready/start/end stay empty): what a sweep that
   // ranks variants by time and memory needs, at less memory and time per variant.
   bool summary_only = false;
+  // Carry the identical edge flows of a collective as one network variable while they
+  // share no link with other flows (the results are the same; off is for comparisons).
+  bool aggregate_flows = true;
 };
 
 // Throws std::runtime_error when the plan deadlocks (tasks left that can never start),

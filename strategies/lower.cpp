@@ -19,7 +19,10 @@ using Parts = std::array<sim::Time, static_cast<int>(Category::COUNT)>;
 hardware::KernelClass kernel_class(models::ComputeClass c) {
   switch (c) {
     case models::ComputeClass::GEMM: return hardware::KernelClass::GEMM;
-    case models::ComputeClass::BATCHED_GEMM: return hardware::KernelClass::BATCHED_GEMM;
+    // The unfused attention core's matmuls are one strided-batched cuBLAS call each: the
+    // batch's tiles fill the GPU like one GEMM of the same FLOPs.
+    case models::ComputeClass::BATCHED_GEMM: return hardware::KernelClass::GEMM;
+    case models::ComputeClass::FUSED_ATTENTION: return hardware::KernelClass::FUSED_ATTENTION;
     case models::ComputeClass::ELEMENTWISE: return hardware::KernelClass::MEMORY;
   }
   return hardware::KernelClass::MEMORY;
@@ -59,29 +62,70 @@ struct Folded {
 
 }  // namespace
 
+namespace {
+
+// Transformer Engine's FP8 linear layer besides its GEMMs: forward casts the input to FP8
+// and records its amax (one fused kernel: read 2 B, write 1 B per element); backward casts
+// the output gradient to FP8 with its transpose (read 2, write 1 + 1) and transposes the
+// saved FP8 input for the weight gradient (read 1, write 1). The FP8 weight copy is made
+// once per iteration and not counted here.
+double fp8_cast_seconds(const models::Op& op, Cost what, const hardware::CostModel& cost) {
+  const double in = static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.k);
+  const double out = static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.n);
+  hardware::Kernel k;
+  k.cls = hardware::KernelClass::MEMORY;
+  k.dtype = hardware::Dtype::BF16;
+  if (what == Cost::FORWARD) {
+    k.bytes = 3 * in;
+    return cost.seconds(k);
+  }
+  double s = 0;
+  if (what != Cost::BACKWARD_WEIGHT) {
+    k.bytes = 4 * out;
+    s += cost.seconds(k);
+  }
+  if (what != Cost::BACKWARD_INPUT) {
+    k.bytes = 2 * in;
+    s += cost.seconds(k);
+  }
+  return s;
+}
+
+}  // namespace
+
 double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype, const hardware::CostModel& cost) {
   double total = 0;
   for (const auto& op : segment.ops) {
     hardware::Kernel k;
     k.cls = kernel_class(op.cls);
-    k.dtype = dtype;
+    // Precision per kernel: an FP8 run (Transformer Engine) runs only the transformer's
+    // linear layers in FP8; attention, the output layer and the memory-bound kernels in BF16.
+    const bool fp8 = dtype == hardware::Dtype::FP8 && op.fp8_linear;
+    k.dtype = dtype == hardware::Dtype::FP8 && !fp8 ? hardware::Dtype::BF16 : dtype;
+    if (fp8) total += fp8_cast_seconds(op, what, cost);
     k.batch = op.gemm.batch;
+    k.curve_flops = op.attention_curve_flops;
+    const double run = op.executed_fraction;  // a causal fused attention runs half its FLOPs
     if (what == Cost::FORWARD) {
-      k.flops = op.fwd_flops;
+      k.flops = op.fwd_flops * run;
       k.bytes = op.fwd_bytes;
+      k.kernels = op.fwd_kernels;
       total += cost.seconds(k);
       continue;
     }
     const bool split_kernels = op.bwd_weight_flops > 0;
-    // Input- and weight-gradient GEMMs are separate kernels of the forward's size class.
+    // Input- and weight-gradient GEMMs are separate kernels of the forward's size class,
+    // one launch each.
     if (what != Cost::BACKWARD_WEIGHT) {
-      k.flops = op.bwd_input_flops + op.bwd_extra_flops;
+      k.flops = (op.bwd_input_flops + op.bwd_extra_flops) * run;
       k.bytes = split_kernels ? op.bwd_bytes / 2 : op.bwd_bytes;
+      k.kernels = split_kernels ? 1 : op.bwd_kernels;
       total += cost.seconds(k);
     }
     if (what != Cost::BACKWARD_INPUT && split_kernels) {
-      k.flops = op.bwd_weight_flops;
+      k.flops = op.bwd_weight_flops * run;
       k.bytes = op.bwd_bytes / 2;
+      k.kernels = 1;
       total += cost.seconds(k);
     }
   }
@@ -101,7 +145,8 @@ class Lowering {
 
  private:
   sim::Time compute_time(const Item& it, std::int64_t stage);
-  hardware::ClosedForm symmetric(Dim dim, hardware::Collective op, const RankCoords& c);
+  hardware::AlgorithmChoice choice(const CollectiveNeed& need, std::int64_t stage);
+  hardware::ClosedForm symmetric(const CollectiveNeed& need, const RankCoords& c);
   hardware::ClosedForm symmetric_send(std::int64_t stage, std::int64_t peer);
   double tp_interference(std::int64_t stage);
   sim::Time closed_form(const CollectiveNeed& need, const RankCoords& c);
@@ -118,6 +163,7 @@ class Lowering {
   bool rank_local(const Item& it) const;
   sim::OpDescriptor describe(const Role& role, const Item& it, std::uint32_t group) const;
   double item_flops(const Role& role, const Item& it) const;
+  double runtime_bytes(MemClass c) const;
 
   const Program& program_;
   const hardware::Cluster& cluster_;
@@ -130,11 +176,31 @@ class Lowering {
   double contention_ = 0;
 
   std::map<std::tuple<std::size_t, std::uint32_t, int>, sim::Time> compute_cache_;  // (stage, segment, cost)
-  std::map<std::tuple<int, std::int64_t, int>, hardware::ClosedForm> closed_form_cache_;  // (dim, stage, op)
+  // (dim, stage, op, algorithm, protocol)
+  std::map<std::tuple<int, std::int64_t, int, int, int>, hardware::ClosedForm> closed_form_cache_;
+  std::map<std::tuple<int, std::int64_t, int, double>, hardware::AlgorithmChoice> choice_cache_;  // (dim, stage, op, bytes)
+  std::map<double, bool> p2p_bytes_;  // sizes of the pipeline's point-to-point sends
   std::map<std::pair<std::int64_t, std::int64_t>, hardware::ClosedForm> send_cache_;      // (stage, peer)
   std::map<std::int64_t, double> interference_cache_;                                       // stage
   std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
 };
+
+// Device memory every GPU of the run holds besides tensors, from the cost profile: the CUDA
+// context, the GEMM stream's cuBLAS workspace, and NCCL's buffers for each communicator
+// the run uses (tensor, data, the pipeline's point-to-point, the tied-embedding group).
+double Lowering::runtime_bytes(MemClass c) const {
+  const auto& p = cost_.profile();
+  switch (c) {
+    case MemClass::CUDA_CONTEXT: return p.cuda_context_bytes().value();
+    case MemClass::CUBLAS_WORKSPACE: return p.cublas_workspace_bytes().value();
+    case MemClass::COMM_BUFFERS: {
+      const int communicators = (l_.tensor > 1 ? 1 : 0) + (l_.data > 1 ? 1 : 0) + (l_.pipeline > 1 ? 1 : 0) +
+                                (l_.pipeline > 1 && program_.spec.model.tied_embedding ? 1 : 0);
+      return communicators * p.nccl_buffer_bytes_per_communicator().value();
+    }
+    default: return 0;
+  }
+}
 
 sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
   auto [pos, fresh] = compute_cache_.try_emplace(
@@ -147,9 +213,21 @@ sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
   return sim::Time::from_seconds(pos->second.seconds() * it.fraction);
 }
 
-hardware::ClosedForm Lowering::symmetric(Dim dim, hardware::Collective op, const RankCoords& c) {
-  auto [pos, fresh] = closed_form_cache_.try_emplace({static_cast<int>(dim), c.stage, static_cast<int>(op)});
-  if (fresh) pos->second = hardware::symmetric_closed_form(cluster_, op, symmetric_groups(pl_, dim, c.stage));
+// The algorithm and protocol NCCL's tuning model picks for the collective; a collective cut
+// into pipelined pieces (latency_scale 1/k) is chosen for its whole buffer, as one call.
+// Every group of a dimension in a stage has the same shape, so the first stands for all.
+hardware::AlgorithmChoice Lowering::choice(const CollectiveNeed& need, std::int64_t stage) {
+  const double whole = need.latency_scale > 0 ? need.bytes / need.latency_scale : need.bytes;
+  auto [pos, fresh] = choice_cache_.try_emplace({static_cast<int>(need.dim), stage, static_cast<int>(need.op), whole});
+  if (fresh) pos->second = hardware::choose_algorithm(cluster_, need.op, symmetric_groups(pl_, need.dim, stage)[0], whole);
+  return pos->second;
+}
+
+hardware::ClosedForm Lowering::symmetric(const CollectiveNeed& need, const RankCoords& c) {
+  const hardware::AlgorithmChoice ch = choice(need, c.stage);
+  auto [pos, fresh] = closed_form_cache_.try_emplace({static_cast<int>(need.dim), c.stage, static_cast<int>(need.op),
+                                                      static_cast<int>(ch.algorithm), static_cast<int>(ch.protocol)});
+  if (fresh) pos->second = hardware::symmetric_closed_form(cluster_, need.op, symmetric_groups(pl_, need.dim, c.stage), ch);
   return pos->second;
 }
 
@@ -170,15 +248,17 @@ hardware::ClosedForm Lowering::symmetric_send(std::int64_t stage, std::int64_t p
 double Lowering::tp_interference(std::int64_t stage) {
   auto [pos, fresh] = interference_cache_.try_emplace(stage, 0.0);
   if (fresh && l_.tensor > 1 && l_.data > 1) {
+    // Estimated with both as rings: which links they share, not the bytes, matters here.
+    const hardware::AlgorithmChoice ring{hardware::Algorithm::RING, hardware::Protocol::SIMPLE, 1, 0.0};
     pos->second = hardware::interference_slowdown(
-        cluster_, hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::TENSOR, stage),
-        hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::DATA, stage));
+        cluster_, hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::TENSOR, stage), ring,
+        hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::DATA, stage), ring);
   }
   return pos->second;
 }
 
 sim::Time Lowering::closed_form(const CollectiveNeed& need, const RankCoords& c) {
-  return sim::Time::from_seconds(symmetric(need.dim, need.op, c).seconds(need.bytes, need.latency_scale));
+  return sim::Time::from_seconds(symmetric(need, c).seconds(need.bytes, need.latency_scale));
 }
 
 sim::Time Lowering::copy_time(const Item& it, std::uint32_t rank) {
@@ -471,7 +551,7 @@ Lowered Lowering::run() {
     b.set_hosts(static_cast<std::uint32_t>(host_of_node.size()), std::move(host_of_device));
   }
 
-  std::map<std::tuple<int, std::uint64_t, int>, std::uint32_t> pattern_cache;  // (dim, group, op)
+  std::map<std::tuple<int, std::uint64_t, int, int, int>, std::uint32_t> pattern_cache;  // (dim, group, op, algorithm, protocol)
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> p2p_cache;   // (src, dst)
   std::map<std::pair<std::uint32_t, bool>, std::uint32_t> copy_cache;           // (rank, to host)
   std::unordered_map<std::uint64_t, std::uint32_t> instances[3];                 // per dim: (group, seq)
@@ -523,7 +603,8 @@ Lowered Lowering::run() {
     const Role& role = program_.roles[static_cast<std::size_t>(c.stage)];
     std::uint64_t seq[3] = {0, 0, 0};
     for (int d = 0; d < static_cast<int>(MemClass::COUNT); ++d)
-      b.set_initial_memory(dev, static_cast<std::uint8_t>(d), static_cast<std::int64_t>(role.static_bytes[d]));
+      b.set_initial_memory(dev, static_cast<std::uint8_t>(d),
+                           static_cast<std::int64_t>(role.static_bytes[d] + runtime_bytes(static_cast<MemClass>(d))));
     auto& first = first_task[dev];
     auto& last = last_task[dev];
     first.assign(role.steps.size(), sim::NONE);
@@ -603,6 +684,7 @@ Lowered Lowering::run() {
         inst.bytes = it.collective.bytes;
         inst.participants = 1;
         const std::uint32_t pair[2] = {rank, peer};
+        p2p_bytes_[inst.bytes] = true;
         if (fidelity_ == Fidelity::FULL) {
           auto [pos, fresh] = p2p_cache.try_emplace({rank, peer}, 0);
           if (fresh) pos->second = b.add_pattern(hardware::ring_pattern(cluster_, hardware::Collective::SEND_RECV, pair));
@@ -626,8 +708,11 @@ Lowered Lowering::run() {
         inst.latency_scale = it.collective.latency_scale;
         for (auto r : ranks) inst.participants += device_of_rank[r] != sim::NONE ? 1 : 0;
         if (fidelity_ == Fidelity::FULL) {
-          auto [pp, pfresh] = pattern_cache.try_emplace({dim, gid, static_cast<int>(it.collective.op)}, 0);
-          if (pfresh) pp->second = b.add_pattern(hardware::ring_pattern(cluster_, it.collective.op, ranks));
+          const hardware::AlgorithmChoice ch = choice(it.collective, c.stage);
+          auto [pp, pfresh] = pattern_cache.try_emplace(
+              {dim, gid, static_cast<int>(it.collective.op), static_cast<int>(ch.algorithm), static_cast<int>(ch.protocol)},
+              0);
+          if (pfresh) pp->second = b.add_pattern(hardware::collective_pattern(cluster_, it.collective.op, ranks, ch));
           inst.pattern = pp->second;
         } else {
           inst.fixed_duration = closed_form(it.collective, c);
@@ -715,6 +800,17 @@ Lowered Lowering::run() {
   out.plan.contention_slowdown = contention_;
   out.plan.contended_stream = COMPUTE_STREAM;
   out.network = cluster_.network();
+  // Every stage's groups of a dimension have one shape, so one entry per (dim, op, bytes).
+  std::map<std::tuple<int, int, double>, hardware::AlgorithmChoice> kinds;
+  for (const auto& [key, ch] : choice_cache_)
+    kinds.try_emplace({std::get<0>(key), std::get<2>(key), std::get<3>(key)}, ch);
+  for (const auto& [key, ch] : kinds)
+    out.collectives.push_back({static_cast<Dim>(std::get<0>(key)), static_cast<hardware::Collective>(std::get<1>(key)),
+                               std::get<2>(key), ch});
+  // Pipeline sends are point to point: NCCL runs them directly, with the Simple protocol.
+  for (const auto& [bytes, used] : p2p_bytes_)
+    out.collectives.push_back({Dim::PIPELINE, hardware::Collective::SEND_RECV, bytes,
+                               {hardware::Algorithm::DIRECT, hardware::Protocol::SIMPLE, 1, 0.0}});
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hardware/cluster.hpp"
+#include "hardware/collectives.hpp"
 #include "hardware/cost_model.hpp"
 #include "sim/plan.hpp"
 #include "strategies/parallel_layout.hpp"
@@ -34,6 +35,15 @@ struct Lowered {
   // for the time breakdown.
   std::vector<std::uint32_t> parts_of_task;  // per task: index into parts, or sim::NONE
   std::vector<std::array<sim::Time, static_cast<int>(Category::COUNT)>> parts;
+  // The algorithm, protocol and channels NCCL's tuning model picked for each kind of
+  // collective the Plan runs (dimension, collective, whole-buffer bytes), in that order.
+  struct CollectiveUse {
+    Dim dim = Dim::DATA;
+    hardware::Collective op = hardware::Collective::ALL_REDUCE;
+    double bytes = 0;
+    hardware::AlgorithmChoice choice;
+  };
+  std::vector<CollectiveUse> collectives;
 };
 
 struct LowerOptions {

@@ -21,7 +21,9 @@ std::string overlap_grad_reduce(Program& program, const PassArgs& /*args*/) {
     for (const Item& it : role.tail) {
       const bool grad_sync = it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::DATA &&
                              it.collective.op != hardware::Collective::ALL_GATHER;
-      if (grad_sync) whole = &it;
+      // The first: the data pass puts the gradient sync at the tail's front (ZeRO-1's
+      // gradient-norm all-reduce comes later and stays).
+      if (grad_sync && whole == nullptr) whole = &it;
     }
     if (whole == nullptr) continue;  // data = 1: nothing to reduce
     const auto params = params_by_layer(role, static_cast<std::int32_t>(program.spec.model.layers));

@@ -1,7 +1,9 @@
 #include "strategies/program.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <vector>
 
 namespace trainsim::strategies {
 
@@ -25,6 +27,8 @@ const char* to_string(MemClass c) {
     case MemClass::OPTIMIZER_STATES: return "optimizer_states";
     case MemClass::ACTIVATIONS: return "activations";
     case MemClass::COMM_BUFFERS: return "comm_buffers";
+    case MemClass::CUDA_CONTEXT: return "cuda_context";
+    case MemClass::CUBLAS_WORKSPACE: return "cublas_workspace";
     case MemClass::COUNT: break;
   }
   return "?";
@@ -46,9 +50,65 @@ StateBytes state_bytes_per_param(const TrainingSpec& spec) {
   // Megatron accumulates and reduces gradients in fp32 for BF16 (forced on), in the
   // parameter dtype for FP16 unless asked otherwise: 18 vs 16 bytes/param (formulas.md).
   b.gradients = spec.dtype == hardware::Dtype::FP16 ? 2 : 4;
+  // FP16: the optimizer keeps fp32 main gradients all the same — its step sets each fp32
+  // main parameter's .grad to the 16-bit gradient cast to fp32 and frees them after the
+  // step (Megatron-LM Float16OptimizerWithFloat16Params: _copy_model_grads_to_main_grads,
+  // zero_grad(set_to_none)). BF16 accumulates in fp32 already and steps on that buffer.
+  b.main_gradients = spec.dtype == hardware::Dtype::FP16 ? 4 : 0;
   // Adam: fp32 master weights + two fp32 moments; SGD: fp32 master + momentum.
   b.optimizer = spec.optimizer == Optimizer::ADAM ? 12 : 8;
   return b;
+}
+
+namespace {
+
+// apex multi_tensor_apply (which Megatron's optimizer passes call through
+// multi_tensor_applier): chunks of 2048·32 elements, at most 320 blocks per launch
+// (apex csrc/multi_tensor_apply.cuh depth_to_max_blocks; Megatron chunk size 2048 * 32).
+constexpr double ELEMENTS_PER_LAUNCH = 320.0 * 2048 * 32;
+
+struct OptimizerPass {
+  double bytes_per_param;
+  bool fp16_only;
+};
+
+// The passes of Megatron-LM's mixed-precision step over the fp32 main parameters, with the
+// HBM bytes each reads and writes per parameter (fp32 = 4, 16-bit = 2):
+//  FP16 only: cast the 16-bit gradient to the fp32 main gradient (read 2, write 4);
+//    unscale it by the loss scale and check for inf/nan
+//    (torch._amp_foreach_non_finite_check_and_unscale_: read 4, write 4).
+//  gradient norm for clipping (multi_tensor_l2norm): read 4.
+//  Adam (apex multi_tensor_adam): read gradient, main weight, both moments; write main
+//    weight and both moments: 16 + 12 = 28. SGD with momentum: read 12, write 8 = 20.
+//  copy the main weights back to the 16-bit model weights (multi_tensor_scale): read 4, write 2.
+// (Clipping scales the gradients only when the norm exceeds the threshold; not counted.)
+std::vector<OptimizerPass> optimizer_passes(const TrainingSpec& spec) {
+  return {{6, true}, {8, true}, {4, false}, {spec.optimizer == Optimizer::ADAM ? 28.0 : 20.0, false}, {6, false}};
+}
+
+}  // namespace
+
+double optimizer_step_bytes_per_param(const TrainingSpec& spec) {
+  double total = 0;
+  for (const auto& p : optimizer_passes(spec))
+    if (!p.fp16_only || spec.dtype == hardware::Dtype::FP16) total += p.bytes_per_param;
+  return total;
+}
+
+models::Op optimizer_step_op(const TrainingSpec& spec, double params, double buffer_params) {
+  models::Op step;
+  step.name = "optimizer_step";
+  step.cls = models::ComputeClass::ELEMENTWISE;
+  const double launches = std::max(1.0, std::ceil(params / ELEMENTS_PER_LAUNCH));
+  int kernels = 0;
+  for (const auto& p : optimizer_passes(spec))
+    if (!p.fp16_only || spec.dtype == hardware::Dtype::FP16) kernels += static_cast<int>(launches);
+  // Zeroing the whole gradient buffer for the next iteration's accumulation (Megatron's
+  // zero_grad_buffer, one memset per buffer): write its bytes once.
+  const double zero_bytes = buffer_params * state_bytes_per_param(spec).gradients;
+  step.fwd_bytes = params * optimizer_step_bytes_per_param(spec) + zero_bytes;
+  step.fwd_kernels = kernels + 1;
+  return step;
 }
 
 std::int64_t activation_bytes(const Segment& segment, bool selective_only) {
@@ -160,6 +220,18 @@ void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, 
       flush();
       out.push_back(collective_item(Dim::TENSOR, hardware::Collective::ALL_GATHER, op.tp_comm_bytes, t.group));
     }
+    // With sequence parallelism a column-parallel GEMM keeps only its sequence shard of the
+    // input; its backward all-gathers the input again for the weight gradient (Megatron-LM
+    // LinearWithGradAccumulationAndAsyncCommunication.backward; Korthikanti et al. 2022
+    // §4.2.2). Megatron issues it asynchronously beside the input-gradient GEMM; here it
+    // blocks the stream like the other tensor-parallel collectives unless overlap-tp-comm
+    // pipelines it with the GEMM.
+    if (tp && sequence_parallel && dir == Direction::BACKWARD && op.tp_boundary == models::TpBoundary::ENTER &&
+        op.cls == models::ComputeClass::GEMM) {
+      flush();
+      out.push_back(collective_item(Dim::TENSOR, hardware::Collective::ALL_GATHER, op.tp_comm_bytes, t.group));
+      out.back().label = "tp-sp-weight-input-allgather";
+    }
     current.ops.push_back(op);
     if (tp && op.tp_boundary == after) {
       flush();
@@ -215,6 +287,7 @@ void rebuild_role(Role& role, const Program& program) {
   role.transfers.clear();
   role.steps.clear();
   role.params = 0;
+  double fp8_params = 0;
   for (auto& chunk : role.chunks) {
     std::vector<TaggedOp> ops;
     if (chunk.has_embedding)
@@ -223,7 +296,10 @@ void rebuild_role(Role& role, const Program& program) {
       for (const auto& op : layer.ops) ops.push_back({&op, l});
     if (chunk.has_head)
       for (const auto& op : head.ops) ops.push_back({&op, static_cast<std::int32_t>(model.layers)});
-    for (const auto& t : ops) role.params += t.op->params;
+    for (const auto& t : ops) {
+      role.params += t.op->params;
+      if (t.op->fp8_linear) fp8_params += static_cast<double>(t.op->params);
+    }
     chunk.forward.clear();
     chunk.backward.clear();
     build_template(role, chunk, ops, Direction::FORWARD, shard.tensor, shard.sequence_parallel, model.layers);
@@ -238,18 +314,31 @@ void rebuild_role(Role& role, const Program& program) {
   const double p = static_cast<double>(role.params);
   for (auto& b : role.static_bytes) b = 0;
   role.static_bytes[static_cast<int>(MemClass::WEIGHTS)] = p * sb.weights;
+  // FP8 (Transformer Engine): each FP8 linear layer also keeps its weight cast to FP8 and
+  // that copy's transpose for the input-gradient GEMM, 1 byte each.
+  if (spec.dtype == hardware::Dtype::FP8)
+    role.static_bytes[static_cast<int>(MemClass::WEIGHTS)] += 2 * fp8_params;
   role.static_bytes[static_cast<int>(MemClass::GRADIENTS)] = p * sb.gradients;
   role.static_bytes[static_cast<int>(MemClass::OPTIMIZER_STATES)] = p * sb.optimizer;
 
-  // The optimizer step is memory-bound: it reads the gradient and the fp32 states and
-  // writes the states and the 16-bit weights back.
+  // Gradient clipping needs the global norm: each rank's squared norm (one fp32) is
+  // all-reduced over the model-parallel group (Megatron-LM get_grad_norm_fp32); FP16 also
+  // all-reduces the found-inf flag of its loss scaler over the same group. Only the tensor
+  // group's share is modelled (a collective over the whole pipeline has no group here).
+  if (program.applied.tensor > 1) {
+    const int reductions = spec.dtype == hardware::Dtype::FP16 ? 2 : 1;
+    for (int r = 0; r < reductions; ++r) {
+      Item norm = collective_item(Dim::TENSOR, hardware::Collective::ALL_REDUCE, 4.0, static_cast<std::int32_t>(model.layers));
+      norm.label = r == 0 ? "tp-grad-norm-allreduce" : "tp-found-inf-allreduce";
+      norm.deps = {Dep::every_stream()};
+      role.tail.push_back(std::move(norm));
+    }
+  }
+
+  // The optimizer step: the memory-bound passes of optimizer_step_op over every parameter.
   Segment opt;
   opt.name = "optimizer";
-  models::Op step;
-  step.name = "optimizer_step";
-  step.cls = models::ComputeClass::ELEMENTWISE;
-  step.fwd_bytes = p * (sb.gradients + 2 * sb.optimizer + sb.weights);
-  opt.ops.push_back(step);
+  opt.ops.push_back(optimizer_step_op(spec, p, p));
   Item it;
   it.kind = Item::Kind::COMPUTE;
   it.segment = static_cast<std::uint32_t>(role.segments.size());
@@ -257,6 +346,10 @@ void rebuild_role(Role& role, const Program& program) {
   it.layer = static_cast<std::int32_t>(model.layers);
   it.label = "optimizer";
   it.deps = {Dep::every_stream()};
+  // FP16's fp32 main gradients exist during the step only.
+  it.mem_class = MemClass::GRADIENTS;
+  it.alloc_bytes = std::llround(p * sb.main_gradients);
+  it.free_bytes = it.alloc_bytes;
   role.segments.push_back(std::move(opt));
   role.tail.push_back(std::move(it));
 }

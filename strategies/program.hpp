@@ -20,7 +20,11 @@ enum class Category : std::uint8_t { COMPUTE, RECOMPUTE, OPTIMIZER, TP_COMM, DP_
 const char* to_string(Category c);
 
 // Tensor classes tracked by the memory model (the Plan's memory classes).
-enum class MemClass : std::uint8_t { WEIGHTS, GRADIENTS, OPTIMIZER_STATES, ACTIVATIONS, COMM_BUFFERS, COUNT };
+// COMM_BUFFERS: NCCL's staging buffers; CUDA_CONTEXT and CUBLAS_WORKSPACE: what the runtime
+// holds besides tensors (the lowering sizes these three from the cost profile).
+enum class MemClass : std::uint8_t {
+  WEIGHTS, GRADIENTS, OPTIMIZER_STATES, ACTIVATIONS, COMM_BUFFERS, CUDA_CONTEXT, CUBLAS_WORKSPACE, COUNT
+};
 const char* to_string(MemClass c);
 
 enum class Direction : std::uint8_t { FORWARD, BACKWARD };
@@ -237,10 +241,20 @@ struct Program {
 Program initial_program(const TrainingSpec& spec);
 
 // Bytes per parameter of each model-state class, given the spec (precision, optimizer).
+// `gradients` is the buffer backward accumulates into and data parallelism reduces;
+// `main_gradients` the fp32 copies an FP16 optimizer step makes of it, alive only during
+// the step.
 struct StateBytes {
-  double weights = 2, gradients = 4, optimizer = 12;
+  double weights = 2, gradients = 4, optimizer = 12, main_gradients = 0;
 };
 StateBytes state_bytes_per_param(const TrainingSpec& spec);
+
+// The optimizer step on `params` parameters (a ZeRO shard or all of a stage's) as the
+// memory-bound passes Megatron-LM makes; `buffer_params` are the parameters whose gradient
+// buffer is zeroed for the next iteration (all of the stage's, sharded or not).
+models::Op optimizer_step_op(const TrainingSpec& spec, double params, double buffer_params);
+// HBM bytes per parameter of the sharded passes of that step (optimizer_step_op's comment).
+double optimizer_step_bytes_per_param(const TrainingSpec& spec);
 
 // Rebuilds a role's segments, chunk templates, tail and model states from its chunks'
 // layer assignment and the layout applied so far (tensor degree, sequence parallelism).

@@ -43,6 +43,6 @@ void require_valid_profile(const GpuProfile& profile, ProfilePart part, const ch
 
 // The variable each curve must be a function of (what the cost model passes as x).
 inline constexpr const char* GEMM_VARIABLE = "gemm_flops";
-inline constexpr const char* BATCHED_GEMM_VARIABLE = "flops_per_batch_element";
+inline constexpr const char* BATCHED_GEMM_VARIABLE = "fwd_bwd_flops_per_sequence_head";
 
 }  // namespace trainsim::hardware::detail

@@ -9,9 +9,11 @@
 //    runs two GEMMs of the same three shapes (input gradient: dY·Wᵀ; weight gradient, or
 //    for the attention core the second input's gradient: Xᵀ·dY), so bwd_bytes = 2·fwd_bytes.
 //    Bias adds are fused into the GEMM epilogue and not counted.
-//  * Element-wise: forward reads its inputs (and parameters) and writes its outputs once;
-//    backward reads the output gradient and what forward saved, writes the input gradient
-//    (and parameter gradients). Activations and parameters are e bytes per element,
+//  * Element-wise: each kernel the framework launches reads its inputs (and parameters)
+//    and writes its outputs once; where Megatron-LM fuses (bias-GeLU, bias-dropout-add,
+//    scaled masked softmax, LayerNorm, SwiGLU, rotary) that is one pass, where it does not
+//    (cross-entropy, bias gradients, the residual stream's gradient sum) every pass counts.
+//    Each op says its passes in a comment beside its byte count. Activations and parameters are e bytes per element,
 //    dropout masks 1 byte, token ids 8 bytes, cross-entropy's softmax 4 bytes (fp32).
 //
 // FLOP rule: only GEMMs count (2·m·n·k per batch element). Element-wise ops are memory
@@ -55,7 +57,8 @@ Shape make_shape(const ModelConfig& model, const ShardSpec& shard);
 // cls BATCHED_GEMM), with FLOPs, bytes and dims from the rules above.
 Op make_gemm(std::string name, ComputeClass cls, const GemmDims& dims, std::int64_t params, double e);
 
+// fwd_kernels / bwd_kernels: the launches each direction makes (Op::fwd_kernels).
 Op make_elementwise(std::string name, double fwd_bytes, double bwd_bytes, double activation_bytes,
-                    std::int64_t params);
+                    std::int64_t params, int fwd_kernels, int bwd_kernels);
 
 }  // namespace trainsim::models::detail

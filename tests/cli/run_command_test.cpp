@@ -39,7 +39,8 @@ TEST(RunCommand, ReportNamesEveryFigure) {
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* key : {"time", "tokens/s", "samples/s", "model TFLOP/s/GPU", "MFU", "compute", "recompute",
                           "exposed tensor-parallel comm", "exposed data-parallel comm", "pipeline bubble", "weights",
-                          "gradients", "optimizer_states", "activations", "comm_buffers", "peak", "fits"})
+                          "gradients", "optimizer_states", "activations", "comm_buffers", "cuda_context",
+                          "cublas_workspace", "peak", "fits", "Most expensive ops of a transformer layer", "fc1"})
     EXPECT_NE(r.out.find(key), std::string::npos) << key << "\n" << r.out;
 }
 

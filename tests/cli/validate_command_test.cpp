@@ -70,13 +70,14 @@ const char* HEADER =
     "name,source,family,layers,hidden,heads,kv_heads,ffn,vocab,seq,gpu,gpus,gpus_per_node,nic_gbps,tp,pp,dp,cp,ep,"
     "vpp,micro_batch,global_batch,recompute,sequence_parallel,zero_stage,precision,overlap,metric,value,notes\n";
 
-// One row the simulator runs, one on a GPU without a profile, one whose layout is wrong.
+// One row the simulator runs, one whose tensor split does not divide the FFN, one whose
+// layout is wrong. (Every GPU the table names has a shipped profile.)
 std::string inline_table() {
   return std::string(HEADER) +
          "small-a100,test,gpt,4,512,8,8,2048,1024,512,a100-80gb,16,8,200,2,2,,,,,,16,full,,,fp16,,"
          "iteration_time_s,0.5,\"run, with defaults\"\n"
-         "small-v100,test,gpt,4,512,8,8,2048,1024,512,v100-32gb,16,8,100,2,2,4,1,1,1,1,16,none,0,0,fp16,none,"
-         "iteration_time_s,0.9,no profile yet\n"
+         "small-v100,test,gpt,4,512,8,8,2047,1024,512,v100-32gb,16,8,100,2,2,4,1,1,1,1,16,none,0,0,fp16,none,"
+         "iteration_time_s,0.9,ffn not split by tp\n"
          "small-bad,test,llama,4,512,8,8,1376,1024,512,h100-sxm,16,8,400,2,2,3,1,1,1,1,16,none,0,0,bf16,none,"
          "iteration_time_s,0.2,dp does not fit\n";
 }
@@ -104,8 +105,8 @@ TEST(ValidateCommand, InlineTableListsRunAndSkippedRowsAndTheSummary) {
                                "vpp=1, first/last_stage_layers=even, micro_batch=1, sequence_parallel=0, zero_stage=0, "
                                "attention=flash (a fused attention kernel, as current frameworks run), overlap=none\n"));
   // Rows are checked by the scenario rules: the messages name the column and the field.
-  EXPECT_THAT(r.out, HasSubstr("small-v100      0.9000  SKIPPED: column \"gpu\" (cluster.gpu): unknown GPU profile "
-                               "\"v100-32gb\""));
+  EXPECT_THAT(r.out, HasSubstr("small-v100      0.9000  SKIPPED: column \"tp\" (parallel.tensor): tensor=2 does not "
+                               "divide ffn_hidden_size=2047 (valid: 1)"));
   EXPECT_THAT(r.out, HasSubstr("small-bad       0.2000  SKIPPED: column \"dp\" (parallel.data): tensor × pipeline × "
                                "data = 2 × 2 × 3 = 12, but the cluster has 16 GPUs (2 nodes × 8)"));
   EXPECT_THAT(r.out, HasSubstr("rows run: 1, skipped: 2\n"));
@@ -139,7 +140,7 @@ TEST(ValidateCommand, OutputIsDeterministicAndJsonCarriesTheSameFigures) {
   EXPECT_GT(run.at("predicted_s").get<double>(), 0);
   EXPECT_EQ(run.at("defaults").at(0).at("column"), "dp");
   EXPECT_EQ(j.at("rows").at(1).at("status"), "skipped");
-  EXPECT_THAT(j.at("rows").at(1).at("skip_reason").get<std::string>(), HasSubstr("v100-32gb"));
+  EXPECT_THAT(j.at("rows").at(1).at("skip_reason").get<std::string>(), HasSubstr("ffn_hidden_size=2047"));
   EXPECT_EQ(j.at("summary").at("rows_run"), 1);
   EXPECT_EQ(j.at("summary").at("rows_skipped"), 2);
   EXPECT_NEAR(j.at("summary").at("mape_pct").get<double>(), std::abs(run.at("error_pct").get<double>()), 1e-12);
@@ -152,7 +153,7 @@ TEST(ValidateCommand, TableWithOnlySkippedRowsStillSucceeds) {
   ValidateOptions o;
   o.table_path = write_temp("trainsim_validate_skipped.csv",
                             std::string(HEADER) +
-                                "only,test,gpt,4,512,8,8,2048,1024,512,b200,16,8,400,2,2,,,,,,16,,,,,,"
+                                "only,test,gpt,4,512,8,8,2047,1024,512,b200,16,8,400,2,2,,,,,,16,,,,,,"
                                 "iteration_time_s,0.1,\n");
   const Outcome r = run_validate(o);
   EXPECT_EQ(r.code, 0) << r.err;

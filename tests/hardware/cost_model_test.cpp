@@ -65,18 +65,38 @@ TEST(CostModel, GemmWithLittleReuseIsMemoryBound) {
   EXPECT_NEAR(m.seconds(k), memory + 2 * 3e-6, 1e-12);
 }
 
-// The attention core: efficiency follows the FLOPs of one batch element.
-TEST(CostModel, BatchedGemmUsesFlopsPerBatchElement) {
+// A fused attention kernel is read on its curve at curve_flops (fwd + bwd FLOPs of one
+// sequence and head, the benchmark's unit), whatever its own FLOPs or batch.
+TEST(CostModel, FusedAttentionIsReadInTheCurvesUnit) {
   const auto m = model("h100-sxm");
   Kernel k;
-  k.cls = KernelClass::BATCHED_GEMM;
+  k.cls = KernelClass::FUSED_ATTENTION;
   k.batch = 64;
-  k.flops = 64 * 14.0 * 16384 * 16384 * 128;  // 64 heads at seqlen 16k: the 338 TFLOPS point
+  k.flops = 64 * 4.0 * 16384 * 16384 * 128;  // a forward of 64 heads at seqlen 16k
+  k.curve_flops = 14.0 * 16384 * 16384 * 128;  // the 338 TFLOPS point
   EXPECT_NEAR(m.achieved_flops(k), 338e12, 338e12 * 1e-5);
-  k.batch = 1;  // one giant element: clamped at the same last point
+  k.flops /= 2;  // causal: half the work at the same point of the curve
   EXPECT_NEAR(m.achieved_flops(k), 338e12, 338e12 * 1e-5);
-  k.batch = 64 * 1024;  // tiny elements: the 512-token point
+  k.curve_flops = 14.0 * 512 * 512 * 128;  // the 512-token point
   EXPECT_NEAR(m.achieved_flops(k), 248e12, 248e12 * 1e-5);
+  k.curve_flops = 0;  // no point on the curve: refused, not defaulted
+  EXPECT_THROW((void)m.seconds(k), std::invalid_argument);
+}
+
+// FP8 GEMMs follow the (BF16-measured) GEMM curve scaled to the measured FP8 plateau:
+// at the plateau 1402.6 of 1979 TFLOPS (H100 FP8 MAMF), not the BF16 efficiency at FP8 peak.
+TEST(CostModel, Fp8GemmsRunAtTheMeasuredFp8Efficiency) {
+  const auto m = model("h100-sxm");
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.dtype = Dtype::FP8;
+  k.flops = 1e15;  // on the plateau
+  // (the profile's efficiencies are rounded to 6 digits: relative 1e-5, as elsewhere here)
+  EXPECT_NEAR(m.achieved_flops(k), 1402.6e12, 1402.6e12 * 1e-5);
+  k.flops = 2.0 * 2048 * 2048 * 2048;  // N = 2048: the curve's 676.6/794.5 of the plateau
+  EXPECT_NEAR(m.achieved_flops(k), 1402.6e12 * 676.6 / 794.5, 1402.6e12 * 1e-5);
+  k.dtype = Dtype::BF16;
+  EXPECT_NEAR(m.achieved_flops(k), 676.6e12, 676.6e12 * 1e-5);
 }
 
 TEST(CostModel, Fp8OnA100Throws) {
@@ -113,7 +133,8 @@ TEST(CostModel, PeaksPerDtype) {
 TEST(CostModel, RejectsBadKernelsAndProfiles) {
   const auto m = model("h100-sxm");
   Kernel k;
-  k.cls = KernelClass::BATCHED_GEMM;
+  k.cls = KernelClass::FUSED_ATTENTION;
+  k.curve_flops = 1e9;
   k.flops = 1e9;
   k.batch = 0;
   EXPECT_THROW((void)m.seconds(k), std::invalid_argument);

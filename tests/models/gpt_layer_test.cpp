@@ -53,7 +53,7 @@ TEST(GptLayer, OpsInExecutionOrder) {
   const Layer layer = transformer_layer(small_gpt(), shard(1, 128, 2));
   EXPECT_EQ(layer.name, "transformer");
   EXPECT_EQ(names(layer), (std::vector<std::string>{"ln1", "qkv", "attn_scores", "softmax", "attn_dropout",
-                                                    "attn_over_v", "proj", "proj_dropout", "ln2", "fc1", "gelu",
+                                                    "attn_over_v", "attn_layout", "proj", "proj_dropout", "ln2", "fc1", "gelu",
                                                     "fc2", "mlp_dropout"}));
   EXPECT_EQ(names(embedding_layer(small_gpt(), shard(1, 128, 2))),
             (std::vector<std::string>{"word_embedding", "position_embedding", "embedding_dropout"}));
@@ -123,7 +123,9 @@ TEST(GptLayer, SelectiveOpsAreTheAttentionCore) {
   for (const Op& op : layer.ops) {
     if (op.selective_recompute) selective.push_back(op.name);
   }
-  EXPECT_EQ(selective, (std::vector<std::string>{"attn_scores", "softmax", "attn_dropout", "attn_over_v"}));
+  // (attn_layout: the context permute inside Megatron's CoreAttention, rerun with it)
+  EXPECT_EQ(selective,
+            (std::vector<std::string>{"attn_scores", "softmax", "attn_dropout", "attn_over_v", "attn_layout"}));
 }
 
 // Per-op attribution of Korthikanti's terms (2-byte activations, 1-byte masks).
@@ -189,6 +191,9 @@ TEST(GptLayer, FlopSplitPerOp) {
         EXPECT_EQ(op.bwd_weight_flops, 0) << op.name;
         EXPECT_EQ(op.params, 0) << op.name;
         break;
+      case ComputeClass::FUSED_ATTENTION:
+        ADD_FAILURE() << op.name << ": this layer is built unfused";
+        break;
       case ComputeClass::ELEMENTWISE:
         EXPECT_EQ(op.fwd_flops + op.bwd_input_flops + op.bwd_weight_flops, 0) << op.name;
         break;
@@ -225,26 +230,82 @@ TEST(GptLayer, GemmDimsAndBytes) {
   }
 }
 
-// Element-wise bytes: read + write of the tensors (2-byte values, 1-byte masks).
-TEST(GptLayer, ElementwiseBytes) {
+// Every memory-bound kernel of a GPT layer, its head and embedding: bytes and launches
+// against hand counts (2-byte values, 1-byte masks, 4-byte fp32; each pass Megatron-LM
+// makes reads its inputs and writes its outputs once).
+TEST(GptLayer, MemoryBoundKernelBytesAndLaunches) {
   const ModelConfig m = small_gpt();
-  const std::int64_t b = 2, s = 128, t = 2, h = m.hidden, a = m.heads, f = m.ffn_hidden;
+  const std::int64_t b = 2, s = 128, t = 2, h = m.hidden, a = m.heads, f = m.ffn_hidden, v = m.vocab;
   const Layer layer = transformer_layer(m, shard(b, s, t));
-  const double n = static_cast<double>(b * s * h);
+  const double tokens = static_cast<double>(b * s);     // 256 rows
+  const double n = static_cast<double>(b * s * h);      // one [b, s, h] tensor, replicated
   const double scores = static_cast<double>(b * a / t * s * s);
   const double inner = static_cast<double>(b * s * f / t);
-  EXPECT_EQ(find_op(layer, "ln1").fwd_bytes, 2 * (2 * n + 2 * h));  // read x, γ, β; write y
-  EXPECT_EQ(find_op(layer, "ln1").bwd_bytes, 2 * (3 * n + 4 * h));  // read dy, x, γ, β; write dx, dγ, dβ
-  EXPECT_EQ(find_op(layer, "softmax").fwd_bytes, 2 * 2 * scores);
-  EXPECT_EQ(find_op(layer, "softmax").bwd_bytes, 2 * 3 * scores);
-  EXPECT_EQ(find_op(layer, "attn_dropout").fwd_bytes, 5 * scores);  // read x, write y and mask
-  EXPECT_EQ(find_op(layer, "gelu").fwd_bytes, 2 * 2 * inner);
-  EXPECT_EQ(find_op(layer, "gelu").bwd_bytes, 2 * 3 * inner);
-  EXPECT_EQ(find_op(layer, "mlp_dropout").fwd_bytes, 7 * n);  // read x, residual; write y, mask
+  const double o = static_cast<double>(b * s * h / t);  // the context, h/t wide
+  const double qkv = 3 * o;                             // Q, K, V of the shard's heads
+  auto expect = [&](const Layer& l, const std::string& name, double fwd, double bwd, int fk, int bk) {
+    const Op& op = find_op(l, name);
+    EXPECT_EQ(op.fwd_bytes, fwd) << name;
+    EXPECT_EQ(op.bwd_bytes, bwd) << name;
+    EXPECT_EQ(op.fwd_kernels, fk) << name;
+    EXPECT_EQ(op.bwd_kernels, bk) << name;
+  };
+  // LayerNorm: fwd reads x, γ, β and writes y and mean, 1/σ (8 B a row); bwd reads dy and x
+  // twice (partial parameter gradients, then the input gradient) and the statistics twice,
+  // reads γ, writes dx, dγ, dβ: 2·(2n + 2h) + 8·rows and 2·(5n + 3h) + 16·rows.
+  expect(layer, "ln1", 2 * (2 * n + 2 * h) + 8 * tokens, 2 * (5 * n + 3 * h) + 16 * tokens, 1, 3);
+  // Scaled masked softmax: read scores, write P / read dP, P, write dS.
+  expect(layer, "softmax", 2 * 2 * scores, 2 * 3 * scores, 1, 1);
+  // Attention dropout: read P, write P' and the mask / read dP', mask, write dP.
+  expect(layer, "attn_dropout", 5 * scores, 5 * scores, 1, 1);
+  // Layout copies: the context permute (read + write o) / its gradient's permute and the
+  // QKV split's backward (read + write the QKV output's size).
+  expect(layer, "attn_layout", 2 * 2 * o, 2 * 2 * (o + qkv), 1, 2);
+  // Bias-GeLU: read x, bias, write y / read dy, x, bias, write dx; bias gradient reads dx
+  // and writes f/t.
+  expect(layer, "gelu", 2 * (2 * inner + f / t), 2 * (4 * inner + 2 * f / t), 1, 2);
+  // Bias-dropout-add: read x, bias, residual, write y and mask: n·(3·2 + 1) + 2h. Backward:
+  // dropout (read dy, mask, write dx: 5n), bias gradient (read dx, write h: 2n + 2h), the
+  // residual gradient sum (read two, write one: 6n).
+  expect(layer, "mlp_dropout", 7 * n + 2 * h, 5 * n + 2 * n + 2 * h + 6 * n, 1, 3);
+  expect(layer, "proj_dropout", 7 * n + 2 * h, 13 * n + 2 * h, 1, 3);
+  // Cross-entropy over the L = b·s·V/t logits: fwd cast (2 + 4), max 4, subtract 8, exp 8,
+  // sum 4, divide 8 = 38·L in 6 kernels; bwd scale 8 and cast back 6 = 14·L in 3.
+  const Layer head = head_layer(m, shard(b, s, t));
+  const double logits = static_cast<double>(b * s * v / t);
+  expect(head, "cross_entropy", 38 * logits, 14 * logits, 6, 3);
+  expect(head, "final_norm", 2 * (2 * n + 2 * h) + 8 * tokens, 2 * (5 * n + 3 * h) + 16 * tokens, 1, 3);
   for (const Op& op : layer.ops) {
     EXPECT_GT(op.fwd_bytes, 0) << op.name;
     EXPECT_GT(op.bwd_bytes, 0) << op.name;
+    EXPECT_GE(op.fwd_kernels, 1) << op.name;
   }
+}
+
+// A causal fused attention executes half the FLOPs of a non-causal one; the model FLOPs
+// (MFU's) stay the full count, and the curve is read at fwd + bwd FLOPs of one (sequence,
+// head), 3.5 · 4·s²·d, whatever the batch or the tensor split.
+TEST(GptLayer, CausalFusedAttentionRunsHalfTheFlops) {
+  const ModelConfig m = gpt3();
+  ShardSpec sh = shard(2, 2048, 8);
+  sh.flash_attention = true;
+  sh.causal = false;
+  const Op full = find_op(transformer_layer(m, sh), "flash_attention");
+  sh.causal = true;
+  const Op causal = find_op(transformer_layer(m, sh), "flash_attention");
+  EXPECT_EQ(full.cls, ComputeClass::FUSED_ATTENTION);
+  // 4·b·s²·h/t forward either way (QKᵀ and scores × V over every (query, key) pair).
+  const double fwd = 4.0 * 2 * 2048 * 2048 * 12288 / 8;
+  EXPECT_EQ(full.fwd_flops, fwd);
+  EXPECT_EQ(causal.fwd_flops, fwd);
+  EXPECT_EQ(full.executed_fraction, 1.0);
+  EXPECT_EQ(causal.executed_fraction, 0.5);
+  EXPECT_EQ(causal.fwd_flops * causal.executed_fraction, fwd / 2);
+  EXPECT_EQ(full.attention_curve_flops, 14.0 * 2048 * 2048 * 128);
+  EXPECT_EQ(causal.attention_curve_flops, full.attention_curve_flops);
+  // The unfused path computes every score and masks them in the softmax.
+  const Op scores = find_op(transformer_layer(m, shard(2, 2048, 8)), "attn_scores");
+  EXPECT_EQ(scores.executed_fraction, 1.0);
 }
 
 TEST(GptLayer, TensorParallelBoundaries) {

@@ -39,11 +39,11 @@ TEST(Llama, LayerShape) {
   std::vector<std::string> names;
   for (const Op& op : layer.ops) names.push_back(op.name);
   EXPECT_EQ(names, (std::vector<std::string>{"attn_norm", "qkv", "rope", "attn_scores", "softmax", "attn_over_v",
-                                             "proj", "attn_residual", "mlp_norm", "fc1", "swiglu", "fc2",
+                                             "attn_layout", "proj", "attn_residual", "mlp_norm", "fc1", "swiglu", "fc2",
                                              "mlp_residual"}));
   // GQA: the fused QKV is h + 2·kv_heads·head_dim wide; SwiGLU's fc1 is 2·ffn wide.
   EXPECT_EQ(layer.ops[1].gemm.n, (h + 2 * m.kv_heads * hd) / t);
-  EXPECT_EQ(layer.ops[9].gemm.n, 2 * m.ffn_hidden / t);
+  EXPECT_EQ(layer.ops[10].gemm.n, 2 * m.ffn_hidden / t);
   // No biases; RMSNorm weights only (replicated): shard × t − (t−1)·2h = unsharded.
   const std::int64_t unsharded = transformer_layer(m, shard(b, s, 1)).params();
   EXPECT_EQ(unsharded, h * (h + 2 * m.kv_heads * hd) + h * h + 3 * h * m.ffn_hidden + 2 * h);
@@ -87,6 +87,52 @@ TEST(Llama, SequenceParallelDividesReplicatedTerms) {
   // Replicated: two norm inputs and the qkv and fc1 inputs, 8sbh; SP keeps 1/t of it.
   EXPECT_EQ(tp.activation_bytes() - sp.activation_bytes(), 8 * sbh * (1 - 1.0 / t));
   EXPECT_EQ(tp.fwd_flops(), sp.fwd_flops());
+}
+
+// Every memory-bound kernel of a Llama layer (fused attention, sequence parallel): bytes
+// and launches against hand counts (2-byte values, 4-byte fp32 statistics).
+TEST(Llama, MemoryBoundKernelBytesAndLaunches) {
+  const ModelConfig m = *find_preset("llama3-70b");  // h 8192, 64 heads, 8 KV groups, ffn 28672
+  const std::int64_t t = 8, b = 1, s = 4096, h = m.hidden, hd = h / m.heads;
+  ShardSpec sh = shard(b, s, t, true);
+  sh.flash_attention = true;
+  const Layer layer = transformer_layer(m, sh);
+  const double rows = static_cast<double>(b * s / t);  // sequence-parallel rows
+  const double n = rows * static_cast<double>(h);      // one [b, s/t, h] shard
+  const double tokens = static_cast<double>(b * s);    // inside the TP region: every token
+  const double q = tokens * static_cast<double>(m.heads / t * hd);       // Q (and O)
+  const double kv = tokens * static_cast<double>(m.kv_heads / t * hd);  // K (and V)
+  const double inner = tokens * static_cast<double>(m.ffn_hidden / t);
+  auto expect = [&](const std::string& name, double fwd, double bwd, int fk, int bk) {
+    for (const Op& op : layer.ops) {
+      if (op.name != name) continue;
+      EXPECT_EQ(op.fwd_bytes, fwd) << name;
+      EXPECT_EQ(op.bwd_bytes, bwd) << name;
+      EXPECT_EQ(op.fwd_kernels, fk) << name;
+      EXPECT_EQ(op.bwd_kernels, bk) << name;
+      return;
+    }
+    ADD_FAILURE() << "no op " << name;
+  };
+  // RMSNorm: fwd read x, γ, write y and 1/rms (4 B a row); bwd reads dy, x twice and the
+  // statistic twice, reads γ, writes dx and dγ.
+  expect("attn_norm", 2 * (2 * n + h) + 4 * rows, 2 * (5 * n + 2 * h) + 8 * rows, 1, 3);
+  expect("mlp_norm", 2 * (2 * n + h) + 4 * rows, 2 * (5 * n + 2 * h) + 8 * rows, 1, 3);
+  // Fused rotary on Q and K, one kernel each: read and write each once, both ways.
+  expect("rope", 2 * 2 * (q + kv), 2 * 2 * (q + kv), 2, 2);
+  // SwiGLU: read gate and up, write y / read dy, gate, up, write their gradients.
+  expect("swiglu", 3 * 2 * inner, 5 * 2 * inner, 1, 1);
+  // Residual adds (no bias, no dropout): read two, write one; backward the gradient sum.
+  expect("attn_residual", 3 * 2 * n, 3 * 2 * n, 1, 1);
+  expect("mlp_residual", 3 * 2 * n, 3 * 2 * n, 1, 1);
+  // Fused attention: fwd reads Q, K, V, writes O and the fp32 log-sum-exp (lse, 4 B per
+  // (head, token)). bwd: pre-pass reads dO, O, writes D (lse-sized); main kernel reads Q,
+  // K, V, dO, lse and D, writes dK, dV, accumulates dQ in fp32 (read + write 8·q); the
+  // conversion reads 4·q, writes dQ.
+  const double lse = 4 * tokens * static_cast<double>(m.heads / t);
+  const double qkv = q + 2 * kv;
+  expect("flash_attention", 2 * (qkv + q) + lse,
+         2 * 2 * q + lse + 2 * (qkv + q) + 2 * lse + 2 * 2 * kv + 8 * q + 4 * q + 2 * q, 1, 3);
 }
 
 TEST(Llama, KvHeadsMustSplitOverTensor) {

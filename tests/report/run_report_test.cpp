@@ -70,8 +70,30 @@ TEST(RunReport, MemoryIsTheMostLoadedGpu) {
   double sum = 0;
   for (double b : m.at_peak) sum += b;
   EXPECT_DOUBLE_EQ(sum, m.peak_bytes);
-  EXPECT_EQ(m.capacity_bytes, 80e9);
+  EXPECT_EQ(m.capacity_bytes, 80.0 * 1024 * 1024 * 1024);  // 80 GiB as the driver reports it
   EXPECT_FALSE(m.out_of_memory);
+}
+
+// The ten most expensive ops of a layer: sorted, each a share of the whole layer, and the
+// whole layer (all its ops) sums to one.
+TEST(RunReport, TopOpsOfALayerAreSortedSharesOfTheLayer) {
+  const auto spec = testing::gpt_spec(2, 1, 1, 1);
+  const strategies::Program prog = strategies::build_program(spec);
+  const auto cost = testing::a100_cost();
+  const auto top = top_layer_ops(prog, cost);
+  ASSERT_EQ(top.size(), 10u);
+  for (std::size_t i = 1; i < top.size(); ++i) EXPECT_GE(top[i - 1].seconds, top[i].seconds) << top[i].name;
+  const auto all = top_layer_ops(prog, cost, 100);  // every op of the layer
+  double sum = 0;
+  for (const auto& op : all) {
+    EXPECT_GT(op.share, 0) << op.name;
+    EXPECT_NEAR(op.share, op.seconds / top[0].seconds * top[0].share, 1e-12) << op.name;
+    sum += op.share;
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+  EXPECT_GT(all.size(), top.size());
+  // The MLP GEMMs of gpt-1.7b (h 2304, ffn 9216, t 2) are its largest kernels.
+  EXPECT_TRUE(top[0].name == "fc1" || top[0].name == "fc2") << top[0].name;
 }
 
 }  // namespace

@@ -838,10 +838,10 @@ TEST(RuleCluster, GpuProfileAndGpusPerNodeInsteadOfPreset) {
 
 TEST(RuleCluster, UnknownGpuListsTheProfiles) {
   Text t;
-  t.cluster = R"(cluster { gpu: "a100" gpus_per_node: 8 nodes: 4 fabric { fat_tree { nic_gbps: 200 } } })";
+  t.cluster = R"(cluster { gpu: "a100-80" gpus_per_node: 8 nodes: 4 fabric { fat_tree { nic_gbps: 200 } } })";
   auto d = errors(t.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
-  EXPECT_EQ(d[0].str(), fmt::format("s.textproto:3:11: error: cluster.gpu: unknown GPU profile \"a100\"; did you "
+  EXPECT_EQ(d[0].str(), fmt::format("s.textproto:3:11: error: cluster.gpu: unknown GPU profile \"a100-80\"; did you "
                                     "mean \"a100-80gb\"? (known: {})",
                                     joined(hardware::profile_names())));
   Json j;

@@ -214,7 +214,8 @@ TEST(RunRow, GpuWithoutProfileIsRefusedByTheScenarioRule) {
   r.gpu = "no-such-gpu";
   EXPECT_THAT(problems(load_row(r, "t.csv")),
               HasSubstr("t.csv:7: error: column \"gpu\" (cluster.gpu): unknown GPU profile"));
-  for (const char* gpu : {"a100-80gb", "h100-sxm", "h200"}) {
+  // Every GPU the runs table names has a shipped profile.
+  for (const char* gpu : {"v100-32gb", "a100-40gb", "a100-80gb", "h100-sxm", "h800", "h200", "b200"}) {
     r.gpu = gpu;
     EXPECT_EQ(problems(load_row(r, "t.csv")), "") << gpu;
   }

@@ -151,13 +151,24 @@ TEST(FlowNetwork, ZeroByteFlowAndEmptyRouteFinishAtOnce) {
   EXPECT_EQ(net.advance(ps(1 * MS)), Tags{1});
 }
 
-TEST(FlowNetwork, SimultaneousFinishesComeInFlowIdOrder) {
+TEST(FlowNetwork, SimultaneousFinishesComeInStartOrder) {
   FlowNetwork net({1e9, 1e9});
-  // Equal sizes on equal links end together at 1 ms; ties go by flow id (start order),
+  // Equal sizes on equal links end together at 1 ms; ties go by start order,
   // not by tag.
   net.start(Time::zero(), Route{1}, 1e6, 9);
   net.start(Time::zero(), Route{0}, 1e6, 4);
   EXPECT_EQ(net.advance(ps(1 * MS)), (Tags{9, 4}));
+}
+
+TEST(FlowNetwork, SimultaneousFinishesOfAReusedSlotStillComeInStartOrder) {
+  FlowNetwork net({1e9, 1e9, 1e9});
+  // A (1e6 B) ends at 1 ms and frees its slot; C (1e6 B, from 1 ms) takes it and ends at
+  // 2 ms together with B (2e6 B, from 0). B started first, so B comes first.
+  net.start(Time::zero(), Route{0}, 1e6, 1);
+  net.start(Time::zero(), Route{1}, 2e6, 2);
+  EXPECT_EQ(net.advance(ps(1 * MS)), (Tags{1}));
+  net.start(ps(1 * MS), Route{2}, 1e6, 3);
+  EXPECT_EQ(net.advance(ps(2 * MS)), (Tags{2, 3}));
 }
 
 TEST(FlowNetwork, RejectsBadInput) {

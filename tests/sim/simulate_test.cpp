@@ -169,6 +169,48 @@ TEST(Simulate, CommsSharingALinkSlowEachOther) {
   EXPECT_EQ(tl.makespan, ps(4 * MS));
 }
 
+// A ring of four (member i: up link 2i, down link 2(i+1)%4 + 1, all 1e9 B/s) runs its
+// edge flows as one network variable until a send on link 0 joins it. Ring 1 (S = 2e6 B)
+// starts at 0: 1e9 B/s per edge. At 1 ms the send (1e6 B over links 0 and 8) shares link
+// 0 with edge 0, which has 1e6 B left: both at 5e8 B/s, both end at 3 ms. Edges 1-3 end
+// at 2 ms. Ring 2 (S = 1e6 B) follows ring 1 on the same streams: 3 ms to 4 ms. The
+// timeline must be the same, task for task, with the edge flows carried one by one.
+TEST(Simulate, AggregatedRingEdgesGiveTheSameTimelineAsSeparateFlows) {
+  const auto build = [] {
+    PlanBuilder b = builder(4);
+    std::vector<std::pair<std::vector<std::uint32_t>, double>> edges;
+    for (std::uint32_t i = 0; i < 4; ++i) edges.push_back({{2 * i, 2 * ((i + 1) % 4) + 1}, 1.0});
+    const std::uint32_t ring = b.add_pattern(pattern(edges, ps(300)));
+    const std::uint32_t send = b.add_pattern(pattern({{{0, 8}, 1.0}}, Time::zero()));
+    const std::uint32_t r1 = b.add_comm(flow_comm(ring, 2e6, 4));
+    const std::uint32_t r2 = b.add_comm(flow_comm(ring, 1e6, 4));
+    const std::uint32_t s = b.add_comm(flow_comm(send, 1e6, 2));
+    for (std::uint32_t d = 0; d < 4; ++d) b.add_comm_task(on(d, 1), r1);
+    for (std::uint32_t d = 0; d < 4; ++d) b.add_comm_task(on(d, 1), r2);
+    b.add_compute(on(0, 0), ps(1 * MS));
+    b.add_comm_task(on(0, 0), s);
+    b.add_compute(on(1, 0), ps(MS / 2));
+    b.add_comm_task(on(1, 0), s);
+    return std::move(b).finish();
+  };
+  const Plan plan = build();
+  const NetworkSpec net{std::vector<double>(9, 1e9)};
+  SimulateOptions separate;
+  separate.aggregate_flows = false;
+  const Timeline a = simulate(plan, net);
+  const Timeline b = simulate(plan, net, separate);
+  EXPECT_EQ(a.end[0], ps(3 * MS + 300));   // ring 1
+  EXPECT_EQ(a.end[4], ps(4 * MS + 600));   // ring 2: 1 ms after ring 1's end
+  EXPECT_EQ(a.end[9], ps(3 * MS));         // the send
+  EXPECT_EQ(a.start, b.start);
+  EXPECT_EQ(a.end, b.end);
+  EXPECT_EQ(a.ready, b.ready);
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.flows, b.flows);
+  EXPECT_EQ(a.flows, 9u);
+}
+
 TEST(Simulate, ZeroByteCommEndsAfterItsLatency) {
   PlanBuilder b = builder(2);
   const std::uint32_t pat = b.add_pattern(pattern({{{0}, 1.0}}, ps(40)));
@@ -306,7 +348,9 @@ TEST(Simulate, RejectsRoutesOutsideTheNetwork) {
 
 // A plan with layers of compute and collectives over shared links, random but from a fixed
 // seed: enough contention and simultaneous events to expose any order dependence.
-Plan random_plan(std::uint64_t seed) {
+// With equal_flows, every flow of a pattern carries the same bytes (as a collective's edge
+// flows do), so that the engine starts each pattern's flows as one group.
+Plan random_plan(std::uint64_t seed, bool equal_flows = false) {
   struct Lcg {
     std::uint64_t s;
     std::uint32_t next() {
@@ -320,7 +364,7 @@ Plan random_plan(std::uint64_t seed) {
   for (int i = 0; i < 6; ++i) {
     std::vector<std::pair<std::vector<std::uint32_t>, double>> flows;
     const std::uint32_t nf = 1 + rng.next() % 4;
-    for (std::uint32_t f = 0; f < nf; ++f) flows.push_back({{rng.next() % 6, 6 + rng.next() % 3}, 0.5 + f});
+    for (std::uint32_t f = 0; f < nf; ++f) flows.push_back({{rng.next() % 6, 6 + rng.next() % 3}, equal_flows ? 1.0 : 0.5 + f});
     patterns.push_back(b.add_pattern(pattern(flows, ps(rng.next() % 1000))));
   }
   std::vector<TaskId> last(DEVICES, NONE);
@@ -356,6 +400,22 @@ Plan random_plan(std::uint64_t seed) {
 }
 
 NetworkSpec random_network() { return NetworkSpec{{1e9, 2e9, 1e9, 3e9, 1e9, 5e8, 4e9, 4e9, 2e9}}; }
+
+TEST(Simulate, AggregatedAndSeparateFlowsGiveIdenticalTimelines) {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const Plan p = random_plan(seed, true);
+    SimulateOptions separate{.record_memory_curve = true};
+    separate.aggregate_flows = false;
+    const Timeline a = simulate(p, random_network(), SimulateOptions{.record_memory_curve = true});
+    const Timeline b = simulate(p, random_network(), separate);
+    ASSERT_GT(a.flows, 100u);
+    EXPECT_EQ(a.start, b.start) << "seed " << seed;
+    EXPECT_EQ(a.end, b.end) << "seed " << seed;
+    EXPECT_EQ(a.makespan, b.makespan) << "seed " << seed;
+    EXPECT_EQ(a.events, b.events) << "seed " << seed;
+    for (std::size_t d = 0; d < a.memory.size(); ++d) EXPECT_EQ(a.memory[d].curve, b.memory[d].curve) << "seed " << seed;
+  }
+}
 
 TEST(Simulate, IdenticalPlansGiveIdenticalTimelines) {
   const Plan p = random_plan(1234);

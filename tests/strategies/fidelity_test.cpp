@@ -78,7 +78,11 @@ TEST(Fidelity, RankOrderPlacesTensorGroupsAcrossNodes) {
             (std::vector<std::uint32_t>{0, 2, 4, 6, 8, 10, 12, 14}));
   const double within = run("tp-cp-ep-dp-pp", Fidelity::FULL), across = run("dp-tp-cp-ep-pp", Fidelity::FULL);
   std::printf("tensor group within a node %.6f s, across nodes %.6f s\n", within, across);
-  EXPECT_GT(across, within * 1.2);
+  // Measured 7.6 % slower. It was over 20 % while every step of a ring that crossed nodes
+  // paid the 14 µs network latency (14 steps: 196 µs per all-reduce); NCCL's model runs these
+  // 9.4 MB all-reduces as Ring/LL128, 14 + 12·max(1.9, 2.0) + 2·4.0 = 46 µs, with only its two
+  // network steps at network latency.
+  EXPECT_GT(across, within * 1.05);
   EXPECT_NEAR(run("tp-cp-ep-dp-pp", Fidelity::FAST) / within, 1.0, 0.02);
   EXPECT_NEAR(run("dp-tp-cp-ep-pp", Fidelity::FAST) / across, 1.0, 0.02);
 }

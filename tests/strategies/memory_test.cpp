@@ -34,11 +34,21 @@ TEST(Memory, ModelStatesAreEighteenBytesPerParameterForBf16Adam) {
   }
 }
 
-TEST(Memory, Fp16KeepsSixteenBitGradients) {
+TEST(Memory, Fp16KeepsSixteenBitGradientsAndFp32MainGradientsDuringTheStep) {
   auto spec = testing::gpt_spec(1, 1, 1, 1);
   spec.dtype = hardware::Dtype::FP16;
   const auto sb = state_bytes_per_param(spec);
   EXPECT_EQ(sb.weights + sb.gradients + sb.optimizer, 16);
+  EXPECT_EQ(sb.main_gradients, 4);
+  // The optimizer step allocates them and frees them when it ends.
+  const Program prog = build_program(spec);
+  const Item& step = prog.roles[0].tail.back();
+  ASSERT_EQ(step.category, Category::OPTIMIZER);
+  EXPECT_EQ(step.mem_class, MemClass::GRADIENTS);
+  EXPECT_EQ(step.alloc_bytes, 4 * prog.roles[0].params);
+  EXPECT_EQ(step.free_bytes, step.alloc_bytes);
+  spec.dtype = hardware::Dtype::BF16;  // BF16 steps on its fp32 accumulation buffer
+  EXPECT_EQ(state_bytes_per_param(spec).main_gradients, 0);
 }
 
 TEST(Memory, OneFOneBFirstStageHoldsPMicroBatches) {
@@ -138,6 +148,100 @@ TEST(Memory, DistributedOptimizerReduceScattersGradientsAndGathersParameters) {
   EXPECT_DOUBLE_EQ(dp[0].second, 4 * p);  // fp32 gradients
   EXPECT_EQ(dp[1].first, hardware::Collective::ALL_GATHER);
   EXPECT_DOUBLE_EQ(dp[1].second, 2 * p);  // 16-bit parameters
+}
+
+}  // namespace
+}  // namespace trainsim::strategies
+
+namespace trainsim::strategies {
+namespace {
+
+// The optimizer step as Megatron-LM's passes over the fp32 main parameters (bytes per
+// parameter: gradient norm 4, Adam 28 = read gradient, weight, two moments and write the
+// three, copy back to 16 bits 6; FP16 adds the cast to fp32 6 and the unscale 8), sharded
+// by ZeRO-1, plus zeroing the whole gradient buffer.
+TEST(Memory, OptimizerStepBytesArePerParameterPasses) {
+  auto spec = testing::gpt_spec(1, 1, 1, 1);
+  EXPECT_EQ(optimizer_step_bytes_per_param(spec), 4 + 28 + 6);
+  spec.dtype = hardware::Dtype::FP16;
+  EXPECT_EQ(optimizer_step_bytes_per_param(spec), 6 + 8 + 4 + 28 + 6);
+  spec.dtype = hardware::Dtype::BF16;
+  spec.optimizer = Optimizer::SGD;
+  EXPECT_EQ(optimizer_step_bytes_per_param(spec), 4 + 20 + 6);
+  spec.optimizer = Optimizer::ADAM;
+  for (std::int64_t d : {1, 4}) {
+    auto s = testing::gpt_spec(1, 1, d, 4 * d);
+    s.zero_stage = d > 1 ? 1 : 0;
+    const Program prog = build_program(s);
+    const Role& role = prog.roles[0];
+    const Item* opt = nullptr;  // ZeRO-1's parameter all-gather follows the step
+    for (const Item& it : role.tail)
+      if (it.category == Category::OPTIMIZER) opt = &it;
+    ASSERT_NE(opt, nullptr);
+    const Item& step = *opt;
+    const double p = static_cast<double>(role.params);
+    // 38 B on the shard + 4 B (the fp32 buffer) on every parameter.
+    EXPECT_DOUBLE_EQ(role.segments[step.segment].ops.at(0).fwd_bytes, 38 * p / static_cast<double>(d) + 4 * p)
+        << "d=" << d;
+  }
+}
+
+// Memory as the driver sees it: the 22 B GPT of Korthikanti et al. 2022 (48 layers, hidden
+// 6144, 64 heads, sequence 2048) on 8 A100 80 GB, tensor 8, micro-batch 4, full recompute,
+// FP16, unfused attention, fits in both fidelities. By hand, per GPU:
+//   parameters  layer: QKV 6144·2304 + 2304, proj 768·6144 + 6144, fc1 6144·3072 + 3072,
+//               fc2 3072·6144 + 6144, two LayerNorms 2·12288 = 56,665,344; × 48 =
+//               2,719,936,512; word embedding 6400·6144 = 39,321,600; positions 2048·6144 =
+//               12,582,912; final norm 12,288: P = 2,771,853,312.
+//   model states  16 B/P (2 weights + 2 FP16 gradients + 12 Adam) = 44,349,652,992 B = 41.30 GiB.
+//   activations  full recompute keeps each layer's input 2·s·b·h = 100,663,296 B (× 48 =
+//               4.50 GiB) and, while a layer is recomputed, its Korthikanti activations
+//               s·b·h·(10 + 24/t + 5·a·s/(h·t)) = 50,331,648 · 26.33 = 1.23 GiB, plus the
+//               embedding's and head's (under 0.5 GiB): under 6.3 GiB.
+//   the step    FP16's fp32 main gradients 4 B/P = 10.33 GiB while activations are freed.
+//   runtime     CUDA context 0.71 GiB, cuBLAS workspace 8.1 MiB, NCCL buffers of the tensor
+//               group 147 MiB: 0.86 GiB.
+//   peak        max(41.30 + 6.3, 41.30 + 10.33) + 0.86 = 52.5 GiB of 80 GiB: the step.
+TEST(Memory, Gpt22bOnEightA100FitsInBothFidelities) {
+  TrainingSpec spec;
+  spec.model = models::ModelConfig{.name = "gpt-22b", .family = models::Family::GPT, .layers = 48, .hidden = 6144,
+                                   .heads = 64, .kv_heads = 64, .ffn_hidden = 4 * 6144, .vocab = 51200,
+                                   .max_positions = 2048, .tied_embedding = true};
+  spec.sequence = 2048;
+  spec.micro_batch = 4;
+  spec.global_batch = 4;
+  spec.dtype = hardware::Dtype::FP16;
+  spec.flash_attention = false;
+  spec.recompute = Recompute::FULL;
+  spec.layout = Layout{8, 1, 1, false, 1};
+  const Program prog = build_program(spec);
+  const double p = static_cast<double>(prog.roles[0].params);
+  EXPECT_EQ(prog.roles[0].params, 2'771'853'312);
+  const auto cluster = testing::a100_cluster(8);
+  const auto cost = testing::a100_cost();
+  constexpr double GIB = 1024.0 * 1024 * 1024;
+  std::int64_t peaks[2] = {};
+  int i = 0;
+  for (Fidelity f : {Fidelity::FAST, Fidelity::FULL}) {
+    const Lowered low = lower(prog, cluster, cost, f);
+    const auto tl = sim::simulate(low.plan, low.network);
+    const auto& mem = tl.memory[0];
+    const auto at = [&](MemClass c) { return static_cast<double>(mem.at_peak[static_cast<int>(c)]); };
+    EXPECT_DOUBLE_EQ(at(MemClass::WEIGHTS), 2 * p) << to_string(f);
+    EXPECT_DOUBLE_EQ(at(MemClass::OPTIMIZER_STATES), 12 * p) << to_string(f);
+    // The peak is the optimizer step: 16-bit gradients plus the fp32 main gradients, no activations.
+    EXPECT_DOUBLE_EQ(at(MemClass::GRADIENTS), (2 + 4) * p) << to_string(f);
+    EXPECT_EQ(at(MemClass::ACTIVATIONS), 0) << to_string(f);
+    EXPECT_DOUBLE_EQ(at(MemClass::CUDA_CONTEXT), 758'120'448) << to_string(f);
+    EXPECT_DOUBLE_EQ(at(MemClass::CUBLAS_WORKSPACE), 8'519'680) << to_string(f);
+    EXPECT_DOUBLE_EQ(at(MemClass::COMM_BUFFERS), 154'140'672) << to_string(f);
+    EXPECT_NEAR(static_cast<double>(mem.peak_bytes) / GIB, 52.5, 0.1) << to_string(f);
+    EXPECT_LT(static_cast<double>(mem.peak_bytes), cluster.gpu().hbm_capacity_bytes().value()) << to_string(f);
+    peaks[i++] = mem.peak_bytes;
+  }
+  EXPECT_EQ(peaks[0], peaks[1]);
+  // 80 GiB as the driver reports it, not 80·10⁹ bytes.
+  EXPECT_EQ(cluster.gpu().hbm_capacity_bytes().value(), 80 * GIB);
 }
 
 }  // namespace

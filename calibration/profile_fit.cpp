@@ -1,0 +1,156 @@
+#include "calibration/profile_fit.hpp"
+
+#include "calibration/alpha_beta_fit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainsim::calibration {
+namespace {
+
+// Distinct sizes one log may have: the segmented fit is cubic in them, and real sweeps
+// (factor 2 from 8 B to 16 GiB) have about 32.
+constexpr std::size_t kMaxSizes = 512;
+
+std::vector<SizeTime> points_of(const NcclTestsLog& log) {
+  std::vector<SizeTime> p;
+  for (const auto& row : log.rows) {
+    if (row.size_bytes > 0 && row.out_of_place.time_us > 0)
+      p.push_back({static_cast<double>(row.size_bytes), row.out_of_place.time_us * 1e-6});
+  }
+  return p;
+}
+
+std::string percent(double x) { return fmt::format("{:.2f} %", 100 * x); }
+
+}  // namespace
+
+CalibrationOutput calibrate(const CalibrationInput& in) {
+  CalibrationOutput out;
+  out.profile = in.base;
+  hardware::GpuProfile& p = out.profile;
+  p.set_name(in.name.empty() ? in.base.name() + "-calibrated" : in.name);
+  std::string& r = out.report;
+  r += fmt::format("calibration of profile '{}' (base '{}')\n", p.name(), in.base.name());
+
+  for (const NcclTestsLog& log : in.logs) {
+    if (log.ranks <= 0) {
+      out.error = log.origin + ": error: the log lists no devices ('#  Rank …' lines / config.devices), so the group "
+                               "size is unknown";
+      return out;
+    }
+    std::vector<SizeTime> points = points_of(log);
+    std::vector<double> sizes;
+    for (const auto& s : points) sizes.push_back(s.bytes);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    if (sizes.size() < 6) {
+      out.error = log.origin + ": error: " + std::to_string(sizes.size()) +
+                  " distinct message sizes above 0 B; an α–β fit with held-back sizes needs at least 6";
+      return out;
+    }
+    if (sizes.size() > kMaxSizes) {
+      out.error = log.origin + ": error: " + std::to_string(sizes.size()) + " distinct message sizes (at most " +
+                  std::to_string(kMaxSizes) + ")";
+      return out;
+    }
+    HoldoutResult held = hold_out_sizes(points, 3);
+    AlphaBetaFit fit = fit_alpha_beta(points);
+    auto* c = p.add_collective_fit();
+    c->set_collective(log.collective);
+    c->set_algorithm(log.algorithm);
+    c->set_protocol(log.protocol);
+    c->set_scope(log.nodes > 1 ? "inter-node" : "intra-node");
+    c->set_group_size(log.ranks);
+    c->set_nodes(log.nodes);
+    for (const auto& s : fit.segments) {
+      auto* seg = c->add_segment();
+      seg->set_min_bytes(s.min_bytes);
+      seg->set_max_bytes(s.max_bytes);
+      seg->set_alpha_s(s.alpha_s);
+      seg->set_beta_s_per_byte(s.beta_s_per_byte);
+    }
+    c->set_source(fmt::format("nccl-tests log {} ({}, {} ranks on {} nodes, {}); segmented α–β fit of the "
+                              "out-of-place times; every third size held back: median error {}, max {}",
+                              log.origin, format_name(log.format), log.ranks, log.nodes, log.gpu_name,
+                              percent(held.median), percent(held.max)));
+    r += fmt::format("collective {} algo={} proto={} {} ranks={} nodes={}: {} sizes, {} rows skipped, {} segments\n",
+                     log.collective, log.algorithm, log.protocol, c->scope(), log.ranks, log.nodes, sizes.size(),
+                     log.skipped_rows, fit.segments.size());
+    for (const auto& s : fit.segments) {
+      r += fmt::format("  {:>12.0f} … {:>12.0f} B: alpha {:.3f} us, {:.2f} GB/s\n", s.min_bytes, s.max_bytes,
+                       s.alpha_s * 1e6, s.beta_s_per_byte > 0 ? 1e-9 / s.beta_s_per_byte : 0.0);
+    }
+    r += fmt::format("  held back {} sizes: median error {}, max {}\n", held.held_back_bytes.size(),
+                     percent(held.median), percent(held.max));
+  }
+
+  if (!in.gemm_bf16.empty()) {
+    if (in.sms <= 0) {
+      out.error = "error: --sms: the SM count of the measured GPU is needed for the GEMM fit (H100 132, A100 108)";
+      return out;
+    }
+    if (in.gemm_bf16.size() < 8) {
+      out.error = in.gemm_origin + ": error: " + std::to_string(in.gemm_bf16.size()) +
+                  " GEMM shapes; the fit with held-back shapes needs at least 8";
+      return out;
+    }
+    const double peak = in.base.peak_bf16_flops().value();
+    std::vector<GemmMeasurement> fit_on, held;
+    for (std::size_t i = 0; i < in.gemm_bf16.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(in.gemm_bf16[i]);
+    GemmModel check = fit_gemm(fit_on, in.sms, peak);
+    std::vector<double> errors;
+    for (const auto& h : held) errors.push_back(std::abs(check.predict(h.shape) - h.seconds) / h.seconds);
+    const double med = median_of(errors);
+    const double worst = *std::max_element(errors.begin(), errors.end());
+    GemmModel m = fit_gemm(in.gemm_bf16, in.sms, peak);
+    const std::string held_text = fmt::format("every fourth of {} shapes held back: median error {}, max {}",
+                                              in.gemm_bf16.size(), percent(med), percent(worst));
+    auto* g = p.add_gemm_fit();
+    g->set_dtype("bf16");
+    g->set_sms(m.sms);
+    g->set_tile_m(m.tile_m);
+    g->set_tile_n(m.tile_n);
+    g->set_launch_s(m.launch_s);
+    g->set_efficiency(m.efficiency);
+    g->set_wave_s(m.wave_s);
+    g->set_s_per_byte(m.s_per_byte);
+    g->set_source(fmt::format("BF16 GEMM measurements {}; {}", in.gemm_origin, held_text));
+    // The cost model reads efficiency by FLOPs: write the fitted model at square shapes,
+    // only as large as the measurements reach (the curve is flat beyond its last point), so
+    // that the model is never extrapolated past the shapes it was fitted on.
+    std::int64_t max_m = 0, max_n = 0, max_k = 0;
+    for (const auto& measured : in.gemm_bf16) {
+      max_m = std::max(max_m, measured.shape.m);
+      max_n = std::max(max_n, measured.shape.n);
+      max_k = std::max(max_k, measured.shape.k);
+    }
+    const std::int64_t reach = std::min({max_m, max_n, max_k});
+    auto* curve = p.mutable_gemm_efficiency();
+    curve->Clear();
+    curve->set_variable("gemm_flops");
+    int largest = 0;
+    for (int n : kCurveSizes) {
+      if (n > reach && largest > 0) break;
+      largest = n;
+      GemmShape s{1, n, n, n};
+      auto* pt = curve->add_point();
+      pt->set_x(s.flops());
+      pt->set_efficiency(std::min(1.0, s.flops() / (m.predict(s) * peak)));
+    }
+    curve->set_source(fmt::format("trainsim calibrate: GEMM shape model fitted to {} (tiles {}x{}, {} SMs), "
+                                  "evaluated at square N = 256 … {} (the measured shapes' reach; flat beyond); {}",
+                                  in.gemm_origin, m.tile_m, m.tile_n, m.sms, largest, held_text));
+    r += fmt::format("gemm bf16: {} shapes, tiles {}x{}, launch {:.2f} us, efficiency {:.3f}, per wave {:.3f} us\n",
+                     in.gemm_bf16.size(), m.tile_m, m.tile_n, m.launch_s * 1e6, m.efficiency, m.wave_s * 1e6);
+    r += "  " + held_text + "\n";
+    r += fmt::format("  gemm_efficiency written at square N = 256 … {} (largest measured dims), flat beyond\n", largest);
+  }
+  if (in.logs.empty() && in.gemm_bf16.empty()) out.error = "error: nothing to fit (no nccl-tests log, no GEMM measurements)";
+  p.set_description(in.base.description() + "; calibrated by trainsim calibrate");
+  return out;
+}
+
+}  // namespace trainsim::calibration

@@ -1,0 +1,36 @@
+#pragma once
+// Turns recorded measurements into a cost profile in hardware's schema
+// (hardware/profile.proto), with a fit report that states, for every fit, the error on
+// measurements held back from it (whole message sizes; whole GEMM shapes).
+#include <string>
+#include <vector>
+
+#include "calibration/gemm_fit.hpp"
+#include "calibration/nccl_tests_log.hpp"
+#include "hardware/profile.pb.h"
+
+namespace trainsim::calibration {
+
+struct CalibrationInput {
+  hardware::GpuProfile base;  // what is not measured comes from here (datasheet profile)
+  std::string name;           // of the new profile; empty: "<base>-calibrated"
+  std::vector<NcclTestsLog> logs;
+  std::vector<GemmMeasurement> gemm_bf16;
+  std::string gemm_origin;  // file name, for the citation
+  int sms = 0;              // streaming multiprocessors of the measured GPU (needed with GEMMs)
+};
+
+struct CalibrationOutput {
+  hardware::GpuProfile profile;
+  std::string report;  // deterministic text
+  std::string error;   // non-empty: nothing was fitted
+};
+
+[[nodiscard]] CalibrationOutput calibrate(const CalibrationInput& input);
+
+// Square GEMM sizes at which the fitted shape model is written into the profile's
+// gemm_efficiency curve (FLOPs → efficiency), which the cost model reads, up to the largest
+// size the measurements reach.
+inline constexpr int kCurveSizes[] = {256, 512, 1024, 2048, 4096, 8192, 16384};
+
+}  // namespace trainsim::calibration

@@ -1,0 +1,59 @@
+// GEMM shape model fitted on recorded sm_90 BF16 measurements, judged on held-back shapes.
+#include "calibration/gemm_fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "calibration/alpha_beta_fit.hpp"
+#include "tests/calibration/test_data.hpp"
+
+namespace trainsim::calibration {
+namespace {
+
+// H100 SXM: 132 SMs, 989 TFLOPS dense BF16 (../shared/reference/nccl-and-hardware.md §3.1).
+constexpr int kSms = 132;
+constexpr double kPeak = 989e12;
+
+std::vector<GemmMeasurement> recorded() {
+  std::vector<GemmMeasurement> data;
+  std::string err = read_gemm_csv(testing::read_data("gemm/sm90-bf16-xla.csv"), "sm90.csv", data);
+  EXPECT_EQ(err, "");
+  return data;
+}
+
+// Acceptance (issue 10): held-back GEMM shapes within 10 % (median). Every fourth shape of
+// the table (whole shapes) is held back from the fit.
+TEST(GemmFit, HeldBackShapesOfRecordedH100) {
+  std::vector<GemmMeasurement> data = recorded();
+  ASSERT_EQ(data.size(), 111u);
+  std::vector<GemmMeasurement> fit_on, held;
+  for (std::size_t i = 0; i < data.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(data[i]);
+  GemmModel m = fit_gemm(fit_on, kSms, kPeak);
+  std::vector<double> errors;
+  for (const auto& h : held) errors.push_back(std::abs(m.predict(h.shape) - h.seconds) / h.seconds);
+  double med = median_of(errors);
+  std::printf("tile %dx%d launch %.2f us eff %.3f wave %.3f us byte %.3g s/B; %zu held back: median %.2f %%, max %.2f %%\n",
+              m.tile_m, m.tile_n, m.launch_s * 1e6, m.efficiency, m.wave_s * 1e6, m.s_per_byte, errors.size(),
+              100 * med, 100 * *std::max_element(errors.begin(), errors.end()));
+  EXPECT_EQ(held.size(), 27u);
+  EXPECT_LE(med, 0.10);
+  EXPECT_GT(m.efficiency, 0.5);
+  EXPECT_LE(m.efficiency, 1.0);
+}
+
+TEST(GemmFit, CsvErrorsNameLineAndField) {
+  std::vector<GemmMeasurement> out;
+  EXPECT_EQ(read_gemm_csv("b,m,n,k,flops_per_s\n1,2,3,x,5\n", "g.csv", out),
+            "g.csv:2: error: k: \"x\" is not a positive integer up to 2^24");
+  EXPECT_EQ(read_gemm_csv("b,m,n,k\n", "g.csv", out), "g.csv:1: error: expected the header \"b,m,n,k,flops_per_s\"");
+  EXPECT_EQ(read_gemm_csv("b,m,n,k,flops_per_s\n1,2,3\n", "g.csv", out),
+            "g.csv:2: error: n: missing (5 fields: b,m,n,k,flops_per_s)");
+  EXPECT_EQ(read_gemm_csv("b,m,n,k,flops_per_s\n1,2,3,4,-5\n", "g.csv", out),
+            "g.csv:2: error: flops_per_s: \"-5\" is not a positive number");
+}
+
+}  // namespace
+}  // namespace trainsim::calibration

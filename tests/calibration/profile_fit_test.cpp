@@ -1,0 +1,141 @@
+// From recorded measurements to a profile file, and from the profile to predictions.
+#include "calibration/profile_fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <google/protobuf/text_format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/calibrate_command.hpp"
+#include "hardware/cost_model.hpp"
+#include "hardware/gpu_profile.hpp"
+#include "tests/calibration/test_data.hpp"
+
+namespace trainsim::calibration {
+namespace {
+
+CalibrationInput recorded_input() {
+  CalibrationInput in;
+  in.base = *hardware::find_profile("h100-sxm");
+  in.sms = 132;  // H100 SXM (../shared/reference/nccl-and-hardware.md §3.1)
+  NcclTestsResult r = read_nccl_tests(testing::read_data("nccl-tests/h100-16gpu-all_reduce.json"), "h100.json");
+  EXPECT_TRUE(std::holds_alternative<NcclTestsLog>(r));
+  if (auto* log = std::get_if<NcclTestsLog>(&r)) in.logs.push_back(*log);
+  EXPECT_EQ(read_gemm_csv(testing::read_data("gemm/sm90-bf16-xla.csv"), "sm90.csv", in.gemm_bf16), "");
+  in.gemm_origin = "sm90.csv";
+  return in;
+}
+
+TEST(ProfileFit, RecordedMeasurementsGiveAValidProfileFile) {
+  CalibrationOutput out = calibrate(recorded_input());
+  ASSERT_EQ(out.error, "");
+  const hardware::GpuProfile& p = out.profile;
+  EXPECT_EQ(p.name(), "h100-sxm-calibrated");
+  ASSERT_EQ(p.collective_fit_size(), 1);
+  EXPECT_EQ(p.collective_fit(0).collective(), "all_reduce");
+  EXPECT_EQ(p.collective_fit(0).scope(), "inter-node");
+  EXPECT_EQ(p.collective_fit(0).group_size(), 16);
+  EXPECT_GE(p.collective_fit(0).segment_size(), 2);
+  ASSERT_EQ(p.gemm_fit_size(), 1);
+  EXPECT_EQ(p.gemm_efficiency().point_size(), 5);  // N = 256 … 4096: the table reaches 4096
+  // The file parses back through hardware's own reader (every constant cited).
+  std::string text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(p, &text));
+  hardware::GpuProfile back;
+  EXPECT_EQ(hardware::parse_profile(text, "calibrated.textproto", back), "");
+  EXPECT_EQ(back.gemm_fit(0).tile_m(), p.gemm_fit(0).tile_m());
+  std::printf("%s", out.report.c_str());
+}
+
+// Issue 10, "the simulator uses profiles": GEMMs measured 20 % slower (every throughput
+// × 0.8) give a profile whose GEMM compute time is 1/0.8 of the original, through the
+// cost model the simulator uses. The fit is on relative residuals, so slowing every
+// measurement by one factor scales every fitted time by it.
+TEST(ProfileFit, SlowerMeasuredGemmsRaiseComputeTimeByTheRatio) {
+  CalibrationInput in = recorded_input();
+  in.logs.clear();
+  CalibrationOutput fast = calibrate(in);
+  for (auto& g : in.gemm_bf16) g.seconds /= 0.8;
+  CalibrationOutput slow = calibrate(in);
+  ASSERT_EQ(fast.error, "");
+  ASSERT_EQ(slow.error, "");
+  hardware::CostModel a(fast.profile), b(slow.profile);
+  const double overhead = fast.profile.kernel_overhead_s().value();
+  for (double n : {1024.0, 3000.0, 4096.0}) {
+    hardware::Kernel k;
+    k.cls = hardware::KernelClass::GEMM;
+    k.flops = 2 * n * n * n;
+    k.bytes = 2 * 3 * n * n;  // BF16 operands: compute-bound at these sizes
+    const double ta = a.seconds_uncached(k) - overhead;
+    const double tb = b.seconds_uncached(k) - overhead;
+    EXPECT_NEAR(tb / ta, 1 / 0.8, 1e-9) << "N=" << n;
+  }
+}
+
+TEST(ProfileFit, InputProblems) {
+  CalibrationInput in = recorded_input();
+  in.sms = 0;
+  EXPECT_EQ(calibrate(in).error,
+            "error: --sms: the SM count of the measured GPU is needed for the GEMM fit (H100 132, A100 108)");
+  in = recorded_input();
+  in.logs[0].ranks = 0;
+  EXPECT_NE(calibrate(in).error.find("h100.json: error: the log lists no devices"), std::string::npos);
+  in = recorded_input();
+  in.logs[0].rows.resize(4);
+  EXPECT_EQ(calibrate(in).error,
+            "h100.json: error: 4 distinct message sizes above 0 B; an α–β fit with held-back sizes needs at least 6");
+}
+
+// The segmented fit is cubic in the number of sizes: a log with more than 512 distinct sizes
+// (real sweeps have about 32) is refused instead of running for hours.
+TEST(ProfileFit, TooManySizesAreRefused) {
+  CalibrationInput in = recorded_input();
+  in.gemm_bf16.clear();
+  NcclTestsRow row = in.logs[0].rows.back();
+  in.logs[0].rows.clear();
+  for (int i = 1; i <= 513; ++i) {
+    row.size_bytes = static_cast<std::uint64_t>(i) * 1024;
+    in.logs[0].rows.push_back(row);
+  }
+  EXPECT_EQ(calibrate(in).error, "h100.json: error: 513 distinct message sizes (at most 512)");
+}
+
+TEST(CalibrateCommand, WritesTheProfileAndRefusesToMeasureWithoutCuda) {
+  std::ostringstream out, err;
+  cli::CalibrateOptions none;
+  none.base = "h100-sxm";
+  EXPECT_EQ(cli::calibrate_command(none, out, err), 1);
+  EXPECT_NE(err.str().find("measuring on this machine's GPUs needs the CUDA benchmarks"), std::string::npos);
+
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_calibrate_test";
+  std::filesystem::create_directories(dir);
+  cli::CalibrateOptions o;
+  o.base = "h100-sxm";
+  o.nccl_tests = {testing::data_path("nccl-tests/h100-16gpu-all_reduce.txt")};
+  o.collective = "all_reduce";
+  o.gemm_csv = testing::data_path("gemm/sm90-bf16-xla.csv");
+  o.sms = 132;
+  o.out_path = (dir / "h100-calibrated.textproto").string();
+  std::ostringstream out2, err2;
+  ASSERT_EQ(cli::calibrate_command(o, out2, err2), 0) << err2.str();
+  EXPECT_NE(out2.str().find("held back 10 sizes: median error"), std::string::npos);
+  std::ifstream f(o.out_path);
+  std::stringstream text;
+  text << f.rdbuf();
+  hardware::GpuProfile back;
+  EXPECT_EQ(hardware::parse_profile(text.str(), o.out_path, back), "");
+  EXPECT_EQ(back.name(), "h100-sxm-calibrated");
+
+  o.base = "h99";
+  std::ostringstream out3, err3;
+  EXPECT_EQ(cli::calibrate_command(o, out3, err3), 1);
+  EXPECT_NE(err3.str().find("--base: unknown profile \"h99\" (valid: "), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trainsim::calibration
