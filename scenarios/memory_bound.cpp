@@ -22,7 +22,10 @@ double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec) {
   const double d = static_cast<double>(std::max<std::int64_t>(layout.data, 1));
   const double per_param = sb.weights / (spec.zero_stage >= 3 ? d : 1.0) +
                            sb.gradients / (spec.zero_stage >= 2 ? d : 1.0) +
-                           sb.optimizer / (spec.zero_stage >= 1 ? d : 1.0);
+                           sb.optimizer / (spec.zero_stage >= 1 ? d : 1.0) +
+                           // FP16's fp32 main gradients live beside the states during the
+                           // step; sharded like the optimizer states (dividing by d is safe).
+                           sb.main_gradients / (spec.zero_stage >= 1 ? d : 1.0);
   return layers * layer_params * per_param;
 }
 
