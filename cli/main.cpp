@@ -4,11 +4,15 @@
 #include <iostream>
 #include <string>
 
+#include "cli/diff_command.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/guard.hpp"
+#include "cli/import_command.hpp"
 #include "cli/memory_budget.hpp"
 #include "cli/report.hpp"
 #include "cli/run_command.hpp"
+#include "cli/search_command.hpp"
+#include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "strategies/registry.hpp"
 
@@ -59,6 +63,61 @@ int run_main(int argc, char** argv) {
       ->check(bytes_validator());
   validate_cmd->footer(scenarios::row_defaults_help());
 
+  cli::SweepOptions sweep;
+  std::string sweep_memory;
+  auto* sweep_cmd = app.add_subcommand(
+      "sweep", "simulate every variant of a scenario's sweep block (fast fidelity, all cores); one row per variant");
+  sweep_cmd->add_option("scenario", sweep.sweep_path, "scenario file with a sweep block (.textproto or .json)")
+      ->required();
+  sweep_cmd->add_option("--csv", sweep.csv_path, "write the table as CSV (resumed when it holds rows of this sweep)");
+  sweep_cmd->add_option("--jsonl", sweep.jsonl_path, "write the table as JSON Lines (resumed likewise)");
+  sweep_cmd->add_option("--threads", sweep.threads, "threads (default: every core)")->check(CLI::Range(1u, 4096u));
+  sweep_cmd->add_flag("--breakdown,!--no-breakdown", sweep.breakdown,
+                      "--no-breakdown: summary-only simulation, no time breakdown columns (faster)");
+  sweep_cmd->add_flag("--progress,!--no-progress", sweep.progress, "--no-progress: no progress bar even on a terminal");
+  sweep_cmd->add_option("--max-memory", sweep_memory, cli::memory_budget_help() + " (per thread)")
+      ->check(bytes_validator());
+  sweep_cmd->add_option("--stop-after", sweep.stop_after,
+                        "testing: after this many rows, leave the next half written and exit as if killed")
+      ->group("");
+
+  cli::SearchOptions search;
+  auto* search_cmd = app.add_subcommand(
+      "search", "the best layouts (top-k by throughput that fit) for a scenario's model, GPU count and global batch");
+  search_cmd->add_option("scenario", search.scenario_path, "scenario file: its model, training and cluster (the "
+                                                           "parallel and strategy blocks are what is searched)")
+      ->required();
+  search_cmd->add_option("--top", search.top, "how many layouts to list (default 10)")->check(CLI::Range(1, 1000));
+  search_cmd->add_option("--threads", search.threads, "threads (default: every core)")->check(CLI::Range(1u, 4096u));
+  search_cmd->add_option("--max-micro-batch", search.max_micro_batch, "largest micro-batch size tried (default 16)")
+      ->check(CLI::Range(1, 1024));
+  search_cmd->add_flag("--prune,!--no-prune", search.prune,
+                       "--no-prune: simulate every candidate the memory bound keeps (slow; checks the pruning)");
+  search_cmd->add_flag("--progress,!--no-progress", search.progress, "--no-progress: no progress bar");
+  search_cmd->add_flag("--count-only", search.count_only, "enumerate the space and apply the memory bound only");
+
+  cli::DiffOptions diff;
+  std::string diff_fidelity = "fast";
+  auto* diff_cmd = app.add_subcommand(
+      "diff", "how two scenarios' predictions differ term by term, and the ops on each critical path");
+  diff_cmd->add_option("a", diff.a_path, "first scenario file")->required();
+  diff_cmd->add_option("b", diff.b_path, "second scenario file")->required();
+  diff_cmd->add_option("--fidelity", diff_fidelity, "fast (default) or full")->check(CLI::IsMember({"full", "fast"}));
+  diff_cmd->add_option("--path-ops", diff.path_ops, "ops listed per critical path (default 8)")
+      ->check(CLI::Range(1, 1000));
+
+  cli::ImportOptions import;
+  auto* import_cmd = app.add_subcommand(
+      "import", "a Megatron-LM / NeMo command line (after --) or a DeepSpeed config JSON as a scenario file");
+  import_cmd->add_option("--model", import.model, "model preset (e.g. gpt3-175b); Megatron arguments may give the shape");
+  import_cmd->add_option("--node", import.node, "node preset: dgx-a100-80gb, dgx-h100, hgx-h200");
+  import_cmd->add_option("--nodes", import.nodes, "number of nodes")->check(CLI::PositiveNumber);
+  import_cmd->add_option("--seq", import.sequence, "sequence length (DeepSpeed configs have none)")
+      ->check(CLI::PositiveNumber);
+  import_cmd->add_option("--deepspeed", import.deepspeed_path, "a DeepSpeed config JSON");
+  import_cmd->add_option("-o,--output", import.output_path, "write the scenario here (default: stdout)");
+  import_cmd->add_option("args", import.megatron_args, "Megatron-LM arguments or NeMo key=value overrides, after --");
+
   cli::CalibrateOptions calibrate;
   auto* calibrate_cmd = app.add_subcommand(
       "calibrate", "fit a GPU cost profile to measurements: nccl-tests logs (text or -J JSON) and GEMM throughput");
@@ -77,6 +136,20 @@ int run_main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (*calibrate_cmd) return cli::calibrate_command(calibrate, std::cout, std::cerr);
+
+  if (*import_cmd) return cli::import_command(import, std::cout, std::cerr);
+
+  if (*diff_cmd) {
+    diff.fidelity = diff_fidelity == "full" ? strategies::Fidelity::FULL : strategies::Fidelity::FAST;
+    return cli::diff_command(diff, std::cout, std::cerr);
+  }
+
+  if (*search_cmd) return cli::search_command(search, std::cout, std::cerr);
+
+  if (*sweep_cmd) {
+    if (!sweep_memory.empty()) sweep.max_memory_bytes = *cli::parse_bytes(sweep_memory);
+    return cli::sweep_command(sweep, std::cout, std::cerr);
+  }
 
   if (*run_cmd) {
     run.fidelity = fidelity == "fast" ? strategies::Fidelity::FAST : strategies::Fidelity::FULL;

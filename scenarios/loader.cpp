@@ -48,12 +48,23 @@ LoadResult load_text(const std::string& text, const std::string& file) {
   }
   std::vector<Diagnostic> diagnostics;
   Scenario scenario;
+  // A sweep block describes many scenarios; running the base alone would silently ignore it.
+  const auto refuse_sweep = [&](int line, int column) {
+    return std::vector<Diagnostic>{{file, line, column, "sweep",
+                                    "the file has a sweep block: run its variants with `trainsim sweep " + file +
+                                        "`, or remove the block to run the base scenario"}};
+  };
   if (*format == detail::Format::JSON) {
     if (!detail::parse_json(text, file, scenario, diagnostics)) return diagnostics;
+    if (scenario.has_sweep()) return refuse_sweep(0, 0);
     return detail::validate(scenario, file, nullptr);
   }
   google::protobuf::TextFormat::ParseInfoTree tree;
   if (!detail::parse_text(text, file, scenario, tree, diagnostics)) return diagnostics;
+  if (scenario.has_sweep()) {
+    const auto [line, column] = detail::Locator(&tree).locate("sweep");
+    return refuse_sweep(line, column);
+  }
   LoadResult result = detail::validate(scenario, file, &tree, text);
   if (auto* loaded = std::get_if<LoadedScenario>(&result)) {
     const detail::Locator locator(&tree);

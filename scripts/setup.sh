@@ -10,6 +10,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (scripts/test.sh's fuzz stages)
   libeigen3-dev  # least-squares fits in calibration/
+  libopenmpi-dev openmpi-bin  # sweep and search across MPI ranks (mpirun -n N trainsim sweep …)
+  jupyter-nbconvert python3-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -353,12 +353,12 @@ TEST(TextSyntax, ColumnsCountTabsAsProtobufDoes) {
 }
 
 TEST(TextSyntax, UnknownTopLevelAndNestedFields) {
-  auto d = errors(load_text("cluster { fabric { fat_tre { nic_gbps: 100 } } }\nsweep { axis: 1 }\n", "s.textproto"));
+  auto d = errors(load_text("cluster { fabric { fat_tre { nic_gbps: 100 } } }\nvariants { axis: 1 }\n", "s.textproto"));
   ASSERT_EQ(d.size(), 2u) << all(d);
   EXPECT_EQ(d[0].str(), "s.textproto:1:20: error: cluster.fabric.fat_tre: unknown field \"fat_tre\" in "
                         "cluster.fabric; did you mean \"fat_tree\"? (valid: fat_tree)");
-  EXPECT_EQ(d[1].str(), "s.textproto:2:1: error: sweep: unknown field \"sweep\" in the scenario (valid: name, "
-                        "model, training, cluster, parallel, strategy, planning)");
+  EXPECT_EQ(d[1].str(), "s.textproto:2:1: error: variants: unknown field \"variants\" in the scenario (valid: name, "
+                        "model, training, cluster, parallel, strategy, planning, sweep)");
 }
 
 TEST(TextSyntax, UnknownEnumValueListsTheValidValues) {
@@ -402,10 +402,10 @@ TEST(JsonSyntax, UnknownFieldNamesThePathAndTheValidFields) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].field, "cluster.fabric.fat_tree.nic");
   EXPECT_THAT(d[0].message, HasSubstr("(valid: nic_gbps, oversubscription, nodes_per_leaf)"));
-  d = errors(load_text(R"({"sweep": {}})", "s.json"));
+  d = errors(load_text(R"({"variants": {}})", "s.json"));
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].str(), "s.json: error: sweep: unknown field \"sweep\" in the scenario (valid: name, model, "
-                        "training, cluster, parallel, strategy, planning)");
+  EXPECT_EQ(d[0].str(), "s.json: error: variants: unknown field \"variants\" in the scenario (valid: name, model, "
+                        "training, cluster, parallel, strategy, planning, sweep)");
 }
 
 TEST(JsonSyntax, UnknownEnumValueListsTheValidValues) {

@@ -1,0 +1,275 @@
+#include "cli/search_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/detail/evaluate.hpp"
+#include "cli/detail/ordered_pool.hpp"
+#include "cli/detail/progress.hpp"
+#include "cli/detail/ranks.hpp"
+#include "cli/memory_budget.hpp"
+#include "hardware/cost_model.hpp"
+#include "scenarios/layout_space.hpp"
+#include "scenarios/memory_bound.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+constexpr double GIB = 1024.0 * 1024.0 * 1024.0;
+
+struct Evaluated {
+  bool built = false;
+  std::string error;
+  double iteration_s = 0, tokens_per_s = 0, mfu = 0, peak_bytes = 0;
+  bool fits = false;
+};
+
+struct Ranked {
+  std::size_t candidate;  // index into the enumeration
+  double iteration_s;
+};
+
+// Ties (equal times) go to the earlier candidate: the ranking depends on nothing else.
+bool faster(const Ranked& a, const Ranked& b) {
+  return a.iteration_s != b.iteration_s ? a.iteration_s < b.iteration_s : a.candidate < b.candidate;
+}
+
+std::string breakdown_diff(const report::RunReport& best, const report::RunReport& second) {
+  struct Term {
+    const char* name;
+    double a, b;
+  };
+  const auto& x = best.time;
+  const auto& y = second.time;
+  std::vector<Term> terms = {{"compute", x.compute_s, y.compute_s},
+                             {"recompute", x.recompute_s, y.recompute_s},
+                             {"optimizer step", x.optimizer_s, y.optimizer_s},
+                             {"exposed tensor-parallel comm", x.exposed_tp_s, y.exposed_tp_s},
+                             {"exposed data-parallel comm", x.exposed_dp_s, y.exposed_dp_s},
+                             {"exposed pipeline comm", x.exposed_pp_s, y.exposed_pp_s},
+                             {"pipeline bubble / idle", x.bubble_s, y.bubble_s}};
+  std::stable_sort(terms.begin(), terms.end(),
+                   [](const Term& l, const Term& r) { return std::abs(l.b - l.a) > std::abs(r.b - r.a); });
+  std::string out = fmt::format("  {:<30}{:>12}{:>12}{:>12}\n", "term (s)", "#1", "#2", "#2 − #1");
+  for (const auto& t : terms) {
+    // A difference under a microsecond is rounding, not a reason.
+    if (std::abs(t.b - t.a) < 1e-6) continue;
+    out += fmt::format("  {:<30}{:>12.4f}{:>12.4f}{:>+12.4f}\n", t.name, t.a, t.b, t.b - t.a);
+  }
+  out += fmt::format("  {:<30}{:>12.4f}{:>12.4f}{:>+12.4f}\n", "iteration", best.iteration_s, second.iteration_s,
+                     second.iteration_s - best.iteration_s);
+  const char* classes[] = {"weights", "gradients", "optimizer states", "activations", "comm buffers"};
+  for (std::size_t c = 0; c < std::size(classes); ++c) {
+    const double a = best.memory.at_peak[c] / GIB, b = second.memory.at_peak[c] / GIB;
+    if (std::abs(b - a) < 1e-3) continue;
+    out += fmt::format("  {:<30}{:>9.2f}GiB{:>9.2f}GiB{:>+9.2f}GiB\n", fmt::format("memory: {}", classes[c]), a, b, b - a);
+  }
+  return out;
+}
+
+// Exact across ranks: floats as hexadecimal.
+std::string serialize(const Evaluated& e) {
+  return fmt::format("{}|{:a}|{:a}|{:a}|{:a}|{}|{}", e.built ? 1 : 0, e.iteration_s, e.tokens_per_s, e.mfu,
+                     e.peak_bytes, e.fits ? 1 : 0, e.error);
+}
+
+Evaluated deserialize(const std::string& text) {
+  Evaluated e;
+  const char* p = text.c_str();
+  char* end = nullptr;
+  e.built = std::strtol(p, &end, 10) != 0;
+  e.iteration_s = std::strtod(end + 1, &end);
+  e.tokens_per_s = std::strtod(end + 1, &end);
+  e.mfu = std::strtod(end + 1, &end);
+  e.peak_bytes = std::strtod(end + 1, &end);
+  e.fits = std::strtol(end + 1, &end, 10) != 0;
+  e.error = std::string(end + 1);
+  return e;
+}
+
+std::ostream& null_stream() {
+  static std::ostream sink(nullptr);
+  return sink;
+}
+
+}  // namespace
+
+int search_command(const SearchOptions& options, std::ostream& out_all, std::ostream& err_all) {
+  // Every rank searches alike; only rank 0 speaks.
+  const detail::Ranks ranks;
+  std::ostream& out = ranks.rank() == 0 ? out_all : null_stream();
+  std::ostream& err = ranks.rank() == 0 ? err_all : null_stream();
+  auto loaded = scenarios::load_file(options.scenario_path);
+  if (auto* errors = std::get_if<std::vector<scenarios::Diagnostic>>(&loaded)) {
+    for (const auto& d : *errors) err << d.str() << '\n';
+    return 1;
+  }
+  const auto& base = std::get<scenarios::LoadedScenario>(loaded);
+  const std::int64_t gpus = base.cluster.nodes * base.cluster.gpus_per_node;
+  const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const double budget = default_memory_budget() / threads;
+  const std::size_t k = static_cast<std::size_t>(std::max(options.top, 1));
+  const auto started = std::chrono::steady_clock::now();
+
+  scenarios::LayoutSpaceOptions space_options;
+  space_options.gpus_per_node = base.cluster.gpus_per_node;
+  space_options.max_micro_batch = options.max_micro_batch;
+  const std::vector<scenarios::LayoutCandidate> space = enumerate_layouts(base.training, gpus, space_options);
+
+  // 1. Memory: the model states alone must fit (per (tensor, pipeline, data, ZeRO): cached).
+  const double capacity = base.gpu.hbm_capacity_bytes().value();
+  std::map<std::tuple<int, int, int, int>, double> state_bound;
+  const hardware::CostModel cost(base.gpu);
+  scenarios::ComputeBound compute_bound(base.training, cost.peak_flops(base.training.dtype));
+  std::vector<std::pair<double, std::size_t>> order;  // (time bound, candidate)
+  std::uint64_t pruned_memory = 0;
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    const auto& c = space[i];
+    const auto key = std::make_tuple(c.tensor, c.pipeline, c.data, static_cast<int>(c.zero_stage));
+    auto it = state_bound.find(key);
+    if (it == state_bound.end())
+      it = state_bound.emplace(key, scenarios::model_state_lower_bound_bytes(apply_layout(base.training, c))).first;
+    if (it->second > capacity) {
+      ++pruned_memory;
+      continue;
+    }
+    order.emplace_back(compute_bound.seconds(c), i);
+  }
+  // 2. Candidates in order of their compute-only time bound (ties by enumeration order), in
+  // rounds of fixed sizes; after each round everything whose bound exceeds the k-th best
+  // time found so far is pruned. Rounds and order depend on the space alone, so the pruned
+  // set — and the top-k — are the same for any number of threads.
+  std::sort(order.begin(), order.end());
+  std::vector<std::optional<Evaluated>> results(space.size());
+  std::vector<Ranked> fitting;
+  std::uint64_t evaluated = 0, failed = 0, out_of_memory = 0, bound_violations = 0;
+  std::map<std::string, std::uint64_t> failures;
+  double threshold = std::numeric_limits<double>::infinity();
+  std::size_t next = 0;
+  std::size_t round = std::max<std::size_t>(256, 16 * k);
+  detail::Progress progress(ranks.rank() == 0 && options.progress && detail::stderr_is_terminal(), order.size(), 0, "candidates");
+  while (next < order.size() && !options.count_only) {
+    if (options.prune && order[next].first > threshold) break;
+    const std::size_t end = std::min(order.size(), next + round);
+    auto evaluate = [&](std::uint64_t at) {
+      Evaluated e;
+      scenarios::LoadedScenario variant = base;
+      variant.training = apply_layout(base.training, space[order[at].second]);
+      try {
+        const report::RunReport r = detail::evaluate_fast(variant, true, budget);
+        e.built = true;
+        e.iteration_s = r.iteration_s;
+        e.tokens_per_s = r.tokens_per_s;
+        e.mfu = r.mfu;
+        e.peak_bytes = r.memory.peak_bytes;
+        e.fits = !r.memory.out_of_memory;
+      } catch (const std::exception& ex) {
+        e.error = ex.what();
+      }
+      return e;
+    };
+    auto take = [&](std::uint64_t at, Evaluated&& e) {
+      const std::size_t candidate = order[at].second;
+      ++evaluated;
+      if (!e.built) {
+        ++failed;
+        ++failures[e.error.substr(0, e.error.find(':'))];
+      } else {
+        if (order[at].first > e.iteration_s * (1 + 1e-9)) ++bound_violations;
+        if (e.fits) fitting.push_back({candidate, e.iteration_s});
+        else ++out_of_memory;
+      }
+      results[candidate] = std::move(e);
+      progress.update(at + 1);
+      return true;
+    };
+    if (ranks.size() == 1) {
+      detail::run_ordered<Evaluated>(next, end, threads, 64ull * threads, evaluate, take);
+    } else {
+      // Rank r takes every n-th candidate of the round from the r-th; every rank gets all
+      // the results back and ranks them alike, so all agree on the threshold.
+      const std::uint64_t n = static_cast<std::uint64_t>(ranks.size());
+      const std::uint64_t first = next + static_cast<std::uint64_t>(ranks.rank());
+      const std::uint64_t mine = first < end ? (end - first + n - 1) / n : 0;
+      std::vector<std::string> parts;
+      detail::run_ordered<Evaluated>(0, mine, threads, 64ull * threads,
+                                     [&](std::uint64_t j) { return evaluate(first + j * n); },
+                                     [&](std::uint64_t, Evaluated&& e) {
+                                       parts.push_back(serialize(e));
+                                       return true;
+                                     });
+      const auto all = ranks.all_gather(parts);
+      for (std::uint64_t at = next; at < end; ++at)
+        take(at, deserialize(all[(at - next) % n][(at - next) / n]));
+    }
+    next = end;
+    round *= 2;
+    if (fitting.size() >= k) {
+      std::nth_element(fitting.begin(), fitting.begin() + static_cast<std::ptrdiff_t>(k - 1), fitting.end(), faster);
+      threshold = fitting[k - 1].iteration_s;
+    }
+  }
+  progress.finish();
+  const std::uint64_t pruned_time = options.count_only ? 0 : order.size() - next;
+  std::sort(fitting.begin(), fitting.end(), faster);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  const auto& m = base.training.model;
+  out << fmt::format("search {}: {} on {} GPUs ({} nodes × {} {}), global batch {}, sequence {}, {}\n",
+                     options.scenario_path, m.name, gpus, base.cluster.nodes, base.cluster.gpus_per_node,
+                     base.cluster.gpu, base.training.global_batch, base.training.sequence,
+                     hardware::to_string(base.training.dtype));
+  out << fmt::format("layout space: {} candidates (tensor ≤ {} dividing the heads, every pipeline size with even and "
+                     "uneven splits, data derived, micro-batch ≤ {}, 1F1B/GPipe/interleaved with every virtual-stage "
+                     "count, ZeRO 0/1, recompute none/selective/full, sequence parallelism, three overlaps)\n",
+                     space.size(), space_options.gpus_per_node, space_options.max_micro_batch);
+  out << fmt::format("  pruned by the memory lower bound (model states above {:.1f} GiB): {}\n", capacity / GIB,
+                     pruned_memory);
+  if (options.count_only) out << fmt::format("  left to simulate or prune by time: {}\n", order.size());
+  if (options.prune && !options.count_only)
+    out << fmt::format("  pruned by the compute-only time bound (above the {}th best time found, {:.4f} s): {}\n", k,
+                       threshold, pruned_time);
+  out << fmt::format("  simulated: {} (fit: {}, out of memory: {}, failed to build: {})\n", evaluated, fitting.size(),
+                     out_of_memory, failed);
+  for (const auto& [reason, n] : failures) out << fmt::format("    {:>8}  {}\n", n, reason);
+  if (bound_violations > 0)
+    out << fmt::format("  WARNING: the time bound exceeded the simulated time for {} candidates: pruning may have "
+                       "dropped a better layout\n",
+                       bound_violations);
+  err << fmt::format("search: {} simulated in {:.1f} s on {} rank(s) × {} threads: {:.0f} evaluations/s, {:.0f} /s/core\n",
+                     evaluated, seconds, ranks.size(), threads, evaluated / seconds,
+                     evaluated / seconds / threads / ranks.size());
+  if (fitting.empty()) {
+    out << "no candidate fits in memory\n";
+    return 0;
+  }
+  out << fmt::format("\ntop {} by throughput (fitting in memory)\n", std::min(k, fitting.size()));
+  out << fmt::format("  {:>3} {:>11} {:>12} {:>6} {:>9}  {}\n", "#", "iteration s", "tokens/s", "MFU", "peak GiB",
+                     "layout");
+  for (std::size_t r = 0; r < std::min(k, fitting.size()); ++r) {
+    const Evaluated& e = *results[fitting[r].candidate];
+    out << fmt::format("  {:>3} {:>11.4f} {:>12.0f} {:>5.1f}% {:>9.2f}  {}\n", r + 1, e.iteration_s, e.tokens_per_s,
+                       100 * e.mfu, e.peak_bytes / GIB, scenarios::describe(space[fitting[r].candidate]));
+  }
+  if (fitting.size() >= 2 && ranks.rank() == 0) {
+    // The two best again, with the time breakdown the summary-only runs left out.
+    std::vector<report::RunReport> two;
+    for (std::size_t r = 0; r < 2; ++r) {
+      scenarios::LoadedScenario variant = base;
+      variant.training = apply_layout(base.training, space[fitting[r].candidate]);
+      two.push_back(detail::evaluate_fast(variant, false, budget));
+    }
+    out << "\nwhy #1 beats #2\n" << breakdown_diff(two[0], two[1]);
+  }
+  return 0;
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,240 @@
+#include "scenarios/framework_import.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace trainsim::scenarios {
+namespace {
+
+// Arguments that change nothing an iteration's time depends on.
+const std::set<std::string>& no_effect() {
+  static const std::set<std::string> names = {
+      "lr", "min-lr", "lr-decay-style", "lr-decay-iters", "lr-decay-samples", "lr-warmup-fraction",
+      "lr-warmup-iters", "lr-warmup-samples", "weight-decay", "clip-grad", "adam-beta1", "adam-beta2", "adam-eps",
+      "init-method-std", "seed", "data-path", "vocab-file", "merge-file", "tokenizer-type", "tokenizer-model",
+      "save", "load", "log-interval", "eval-interval", "eval-iters", "save-interval", "train-iters",
+      "train-samples", "split", "distributed-backend", "tensorboard-dir", "wandb-project", "exit-interval",
+      "attention-dropout", "hidden-dropout", "no-masked-softmax-fusion", "no-bias-gelu-fusion"};
+  return names;
+}
+
+std::optional<std::int64_t> integer(const std::string& s) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// NeMo's override keys → Megatron's argument names (the same settings).
+const std::map<std::string, std::string>& nemo_keys() {
+  static const std::map<std::string, std::string> keys = {
+      {"model.tensor_model_parallel_size", "tensor-model-parallel-size"},
+      {"model.pipeline_model_parallel_size", "pipeline-model-parallel-size"},
+      {"model.virtual_pipeline_model_parallel_size", "virtual-pipeline-model-parallel-size"},
+      {"model.sequence_parallel", "sequence-parallel"},
+      {"model.micro_batch_size", "micro-batch-size"},
+      {"model.global_batch_size", "global-batch-size"},
+      {"model.encoder_seq_length", "seq-length"},
+      {"model.num_layers", "num-layers"},
+      {"model.hidden_size", "hidden-size"},
+      {"model.num_attention_heads", "num-attention-heads"},
+      {"model.ffn_hidden_size", "ffn-hidden-size"},
+      {"model.num_query_groups", "num-query-groups"},
+      {"model.max_position_embeddings", "max-position-embeddings"},
+      {"model.activations_checkpoint_granularity", "recompute-granularity"},
+      {"trainer.precision", "precision"},
+      {"trainer.num_nodes", "nodes"},
+      {"trainer.devices", "gpus-per-node"},
+  };
+  return keys;
+}
+
+}  // namespace
+
+ImportResult import_megatron(const std::vector<std::string>& args, const Scenario& base) {
+  ImportResult r;
+  r.scenario = base;
+  Scenario& s = r.scenario;
+  std::int64_t layers_per_virtual = 0;
+  // (name, value or "" for a flag, how it was written)
+  std::vector<std::tuple<std::string, std::string, std::string>> items;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.starts_with("--")) {
+      std::string name = a.substr(2), value;
+      if (const auto eq = name.find('='); eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      } else if (i + 1 < args.size() && !args[i + 1].starts_with("--") && args[i + 1].find('=') == std::string::npos) {
+        value = args[++i];
+      }
+      std::replace(name.begin(), name.end(), '_', '-');
+      items.emplace_back(name, value, a);
+    } else if (const auto eq = a.find('='); eq != std::string::npos) {
+      const std::string key = a.substr(0, eq);
+      const auto it = nemo_keys().find(key);
+      if (it == nemo_keys().end()) {
+        r.errors.push_back(fmt::format("{}: no scenario field for the NeMo key {}", a, key));
+        continue;
+      }
+      items.emplace_back(it->second, a.substr(eq + 1), a);
+    } else {
+      r.errors.push_back(fmt::format("{}: not an argument (expected --name [value] or a NeMo key=value)", a));
+    }
+  }
+  for (const auto& item : items) {
+    // Named references, not a structured binding: Clang 14 cannot capture those in lambdas.
+    const std::string& name = std::get<0>(item);
+    const std::string& value = std::get<1>(item);
+    const std::string& written = std::get<2>(item);
+    auto need_int = [&](const std::function<void(std::int64_t)>& set) {
+      if (auto v = integer(value); v && *v > 0) set(*v);
+      else r.errors.push_back(fmt::format("{}: expected a positive integer, got \"{}\"", written, value));
+    };
+    auto flag = [&](const std::function<void(bool)>& set) {
+      if (value.empty() || value == "true" || value == "True") set(true);
+      else if (value == "false" || value == "False") set(false);
+      else r.errors.push_back(fmt::format("{}: expected true or false, got \"{}\"", written, value));
+    };
+    if (name == "tensor-model-parallel-size") need_int([&](auto v) { s.mutable_parallel()->set_tensor(v); });
+    else if (name == "pipeline-model-parallel-size") need_int([&](auto v) { s.mutable_parallel()->set_pipeline(v); });
+    else if (name == "virtual-pipeline-model-parallel-size")
+      need_int([&](auto v) { s.mutable_parallel()->set_virtual_stages(v); });
+    else if (name == "num-layers-per-virtual-pipeline-stage") need_int([&](auto v) { layers_per_virtual = v; });
+    else if (name == "decoder-first-pipeline-num-layers")
+      need_int([&](auto v) { s.mutable_parallel()->set_first_stage_layers(v); });
+    else if (name == "decoder-last-pipeline-num-layers")
+      need_int([&](auto v) { s.mutable_parallel()->set_last_stage_layers(v); });
+    else if (name == "context-parallel-size") need_int([&](auto v) { s.mutable_parallel()->set_context(v); });
+    else if (name == "expert-model-parallel-size") need_int([&](auto v) { s.mutable_parallel()->set_expert(v); });
+    else if (name == "sequence-parallel") flag([&](bool v) { s.mutable_parallel()->set_sequence_parallel(v); });
+    else if (name == "micro-batch-size") need_int([&](auto v) { s.mutable_training()->set_micro_batch_size(v); });
+    else if (name == "global-batch-size") need_int([&](auto v) { s.mutable_training()->set_global_batch_size(v); });
+    else if (name == "seq-length") need_int([&](auto v) { s.mutable_training()->set_sequence_length(v); });
+    else if (name == "num-layers") need_int([&](auto v) { s.mutable_model()->set_num_layers(v); });
+    else if (name == "hidden-size") need_int([&](auto v) { s.mutable_model()->set_hidden_size(v); });
+    else if (name == "num-attention-heads") need_int([&](auto v) { s.mutable_model()->set_num_attention_heads(v); });
+    else if (name == "ffn-hidden-size") need_int([&](auto v) { s.mutable_model()->set_ffn_hidden_size(v); });
+    else if (name == "num-query-groups") need_int([&](auto v) { s.mutable_model()->set_num_query_groups(v); });
+    else if (name == "group-query-attention") flag([](bool) {});  // the group count is --num-query-groups
+    else if (name == "max-position-embeddings")
+      need_int([&](auto v) { s.mutable_model()->set_max_position_embeddings(v); });
+    else if (name == "padded-vocab-size") need_int([&](auto v) { s.mutable_model()->set_vocab_size(v); });
+    else if (name == "bf16") s.mutable_training()->set_precision(BF16);
+    else if (name == "fp16") s.mutable_training()->set_precision(FP16);
+    else if (name == "fp8-format") s.mutable_training()->set_precision(FP8);
+    else if (name == "precision") {
+      if (value == "bf16" || value == "bf16-mixed") s.mutable_training()->set_precision(BF16);
+      else if (value == "16" || value == "16-mixed" || value == "fp16") s.mutable_training()->set_precision(FP16);
+      else r.errors.push_back(fmt::format("{}: precision \"{}\" is not one trainsim models (valid: bf16, 16)", written, value));
+    } else if (name == "use-flash-attn") s.mutable_training()->set_attention(FLASH);
+    else if (name == "use-distributed-optimizer") s.mutable_strategy()->set_zero_stage(1);
+    else if (name == "overlap-grad-reduce") s.mutable_strategy()->set_overlap_grad_reduce(true);
+    else if (name == "overlap-param-gather") s.mutable_strategy()->set_overlap_param_gather(true);
+    else if (name == "tp-comm-overlap") s.mutable_strategy()->set_overlap_tp_comm(true);
+    else if (name == "recompute-activations") s.mutable_strategy()->set_recompute("selective");
+    else if (name == "recompute-granularity") {
+      if (value == "selective" || value == "full") s.mutable_strategy()->set_recompute(value);
+      else r.errors.push_back(fmt::format("{}: expected selective or full, got \"{}\"", written, value));
+    } else if (name == "recompute-method") {
+      if (value != "uniform")
+        r.errors.push_back(fmt::format("{}: only the uniform method maps (recompute every-k); \"{}\" has no pass", written,
+                                       value));
+    } else if (name == "recompute-num-layers") {
+      need_int([&](auto v) {
+        if (v > 1) {
+          s.mutable_strategy()->set_recompute("every-k");
+          s.mutable_strategy()->mutable_recompute_every_k()->set_k(v);
+        }
+      });
+    } else if (name == "optimizer") {
+      if (value == "adam") s.mutable_training()->set_optimizer(ADAM);
+      else if (value == "sgd") s.mutable_training()->set_optimizer(SGD);
+      else r.errors.push_back(fmt::format("{}: expected adam or sgd, got \"{}\"", written, value));
+    } else if (name == "nodes") need_int([&](auto v) { s.mutable_cluster()->set_nodes(v); });
+    else if (name == "gpus-per-node") need_int([&](auto v) { s.mutable_cluster()->set_gpus_per_node(v); });
+    else if (no_effect().count(name)) r.notes.push_back(fmt::format("{}: does not change an iteration's time; ignored", written));
+    else r.errors.push_back(fmt::format("{}: no scenario field maps --{}", written, name));
+  }
+  if (layers_per_virtual > 0) {
+    const std::int64_t layers = s.model().num_layers(), p = std::max<std::int64_t>(1, s.parallel().pipeline());
+    if (layers == 0 || layers % (p * layers_per_virtual) != 0)
+      r.errors.push_back(fmt::format("--num-layers-per-virtual-pipeline-stage {}: needs --num-layers divisible by "
+                                     "pipeline × it (num-layers {}, pipeline {})",
+                                     layers_per_virtual, layers, p));
+    else
+      s.mutable_parallel()->set_virtual_stages(layers / (p * layers_per_virtual));
+  }
+  if (s.parallel().virtual_stages() > 1) s.mutable_strategy()->set_pipeline_schedule("interleaved-1f1b");
+  return r;
+}
+
+ImportResult import_deepspeed(const std::string& json_text, const Scenario& base) {
+  ImportResult r;
+  r.scenario = base;
+  Scenario& s = r.scenario;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json_text);
+  } catch (const std::exception& e) {
+    r.errors.push_back(fmt::format("not JSON: {}", e.what()));
+    return r;
+  }
+  if (!j.is_object()) {
+    r.errors.push_back("the config is not a JSON object");
+    return r;
+  }
+  auto positive = [&](const std::string& key, const nlohmann::json& v, const std::function<void(std::int64_t)>& set) {
+    if (v.is_number_integer() && v.get<std::int64_t>() > 0) set(v.get<std::int64_t>());
+    else r.errors.push_back(fmt::format("{}: expected a positive integer, got {}", key, v.dump()));
+  };
+  auto enabled = [](const nlohmann::json& v) { return v.is_object() && v.value("enabled", false); };
+  for (const auto& [key, v] : j.items()) {
+    if (key == "train_batch_size") positive(key, v, [&](auto x) { s.mutable_training()->set_global_batch_size(x); });
+    else if (key == "train_micro_batch_size_per_gpu")
+      positive(key, v, [&](auto x) { s.mutable_training()->set_micro_batch_size(x); });
+    else if (key == "gradient_accumulation_steps") positive(key, v, [](auto) {});  // implied by the two batch sizes
+    else if (key == "bf16") { if (enabled(v)) s.mutable_training()->set_precision(BF16); }
+    else if (key == "fp16") { if (enabled(v)) s.mutable_training()->set_precision(FP16); }
+    else if (key == "zero_optimization") {
+      for (const auto& [zk, zv] : v.items()) {
+        if (zk == "stage") {
+          if (!zv.is_number_integer() || zv.get<int>() < 0 || zv.get<int>() > 3)
+            r.errors.push_back(fmt::format("zero_optimization.stage: expected 0..3, got {}", zv.dump()));
+          else s.mutable_strategy()->set_zero_stage(zv.get<int>());
+        } else if (zk == "overlap_comm") {
+          if (zv.is_boolean() && zv.get<bool>()) s.mutable_strategy()->set_overlap_grad_reduce(true);
+        } else if (zk == "reduce_bucket_size" || zk == "allgather_bucket_size" || zk == "contiguous_gradients") {
+          r.notes.push_back(fmt::format("zero_optimization.{}: trainsim uses Megatron's bucket rule; ignored", zk));
+        } else {
+          r.errors.push_back(fmt::format("zero_optimization.{}: no scenario field maps it", zk));
+        }
+      }
+    } else if (key == "optimizer") {
+      const std::string type = v.is_object() ? v.value("type", "") : "";
+      std::string lower = type;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (lower == "adam" || lower == "adamw") s.mutable_training()->set_optimizer(ADAM);
+      else if (lower == "sgd") s.mutable_training()->set_optimizer(SGD);
+      else r.errors.push_back(fmt::format("optimizer.type: expected Adam, AdamW or SGD, got \"{}\"", type));
+    } else if (key == "activation_checkpointing") {
+      s.mutable_strategy()->set_recompute("full");
+      r.notes.push_back("activation_checkpointing: mapped to full recompute (every layer's input kept)");
+    } else if (key == "gradient_clipping" || key == "steps_per_print" || key == "wall_clock_breakdown" ||
+               key == "scheduler") {
+      r.notes.push_back(fmt::format("{}: does not change an iteration's time; ignored", key));
+    } else {
+      r.errors.push_back(fmt::format("{}: no scenario field maps it", key));
+    }
+  }
+  return r;
+}
+
+}  // namespace trainsim::scenarios

@@ -1,0 +1,191 @@
+#include "scenarios/layout_space.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "models/model.hpp"
+#include "strategies/layout_rules.hpp"
+
+namespace trainsim::scenarios {
+namespace {
+
+using Int = std::int64_t;
+
+std::vector<Int> divisors(Int n) {
+  std::vector<Int> out;
+  for (Int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+// Megatron's uneven split gives the first and last stage fewer layers (they hold the
+// embedding and the head): the same count f on both, the middle stages splitting the rest
+// evenly with at least f each.
+std::vector<std::pair<Int, Int>> splits(Int layers, Int pipeline) {
+  std::vector<std::pair<Int, Int>> out;
+  if (layers % pipeline == 0) out.emplace_back(0, 0);
+  if (pipeline < 3) return out;
+  for (Int f = 1; 2 * f < layers; ++f) {
+    const Int rest = layers - 2 * f;
+    if (rest % (pipeline - 2) != 0 || rest / (pipeline - 2) <= f) continue;
+    if (!strategies::uneven_split(layers, pipeline, 1, f, f).empty()) continue;
+    out.emplace_back(f, f);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<LayoutCandidate> enumerate_layouts(const strategies::TrainingSpec& base, Int gpus,
+                                               const LayoutSpaceOptions& options) {
+  std::vector<LayoutCandidate> out;
+  const auto& m = base.model;
+  for (Int t : divisors(m.heads)) {
+    if (t > options.gpus_per_node || gpus % t != 0) continue;
+    if (!strategies::tensor_divides_kv_heads(t, m.kv_heads).empty()) continue;
+    for (Int p = 1; p <= std::min<Int>(m.layers, gpus / t); ++p) {
+      if ((gpus / t) % p != 0) continue;
+      const Int d = gpus / (t * p);
+      for (const auto& [first, last] : splits(m.layers, p)) {
+        for (Int mb = 1; mb <= options.max_micro_batch; ++mb) {
+          if (!strategies::batch_divides(base.global_batch, mb, d).empty()) continue;
+          // (schedule, virtual stages): without a pipeline the schedule is moot (1F1B).
+          std::vector<std::pair<Schedule, Int>> schedules = {{Schedule::ONE_F_ONE_B, 1}};
+          if (p > 1) {
+            schedules.emplace_back(Schedule::GPIPE, 1);
+            if (first == 0) {
+              for (Int v : divisors(m.layers / p)) {
+                if (v < 2 || !strategies::interleaved_micro_batches(base.global_batch, mb, d, p, v).empty()) continue;
+                schedules.emplace_back(Schedule::INTERLEAVED, v);
+              }
+            }
+          }
+          for (const auto& [schedule, v] : schedules) {
+            for (int zero = 0; zero <= (d > 1 ? 1 : 0); ++zero) {
+              for (auto recompute : {strategies::Recompute::NONE, strategies::Recompute::SELECTIVE,
+                                     strategies::Recompute::FULL}) {
+                for (int sp = 0; sp <= (t > 1 ? 1 : 0); ++sp) {
+                  if (sp && !strategies::sequence_parallel_divides_sequence(true, t, base.sequence).empty()) continue;
+                  for (int ogr = 0; ogr <= (d > 1 ? 1 : 0); ++ogr) {
+                    for (int opg = 0; opg <= zero; ++opg) {
+                      for (int otp = 0; otp <= sp; ++otp) {
+                        LayoutCandidate c;
+                        c.tensor = static_cast<std::int32_t>(t);
+                        c.pipeline = static_cast<std::int32_t>(p);
+                        c.data = static_cast<std::int32_t>(d);
+                        c.virtual_stages = static_cast<std::int32_t>(v);
+                        c.first_stage_layers = static_cast<std::int32_t>(first);
+                        c.last_stage_layers = static_cast<std::int32_t>(last);
+                        c.micro_batch = static_cast<std::int32_t>(mb);
+                        c.schedule = schedule;
+                        c.zero_stage = static_cast<std::uint8_t>(zero);
+                        c.recompute = recompute;
+                        c.sequence_parallel = sp;
+                        c.overlap_grad_reduce = ogr;
+                        c.overlap_param_gather = opg;
+                        c.overlap_tp_comm = otp;
+                        out.push_back(c);
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+strategies::TrainingSpec apply_layout(const strategies::TrainingSpec& base, const LayoutCandidate& c) {
+  strategies::TrainingSpec s = base;
+  s.passes = {};
+  s.micro_batch = c.micro_batch;
+  s.layout.tensor = c.tensor;
+  s.layout.pipeline = c.pipeline;
+  s.layout.data = c.data;
+  s.layout.virtual_stages = c.virtual_stages;
+  s.layout.first_stage_layers = c.first_stage_layers;
+  s.layout.last_stage_layers = c.last_stage_layers;
+  s.layout.sequence_parallel = c.sequence_parallel;
+  s.pipeline_schedule = c.schedule == Schedule::GPIPE ? "gpipe"
+                        : c.schedule == Schedule::INTERLEAVED ? "interleaved-1f1b"
+                                                                : "1f1b";
+  s.zero_stage = c.zero_stage;
+  s.recompute = c.recompute;
+  s.overlap_grad_reduce = c.overlap_grad_reduce;
+  s.overlap_param_gather = c.overlap_param_gather;
+  s.overlap_tp_comm = c.overlap_tp_comm;
+  return s;
+}
+
+std::string describe(const LayoutCandidate& c) {
+  std::string out = fmt::format("t{} p{} d{}", c.tensor, c.pipeline, c.data);
+  if (c.first_stage_layers > 0) out += fmt::format(" (first/last {}/{})", c.first_stage_layers, c.last_stage_layers);
+  out += fmt::format(" mb{} ", c.micro_batch);
+  out += c.schedule == Schedule::GPIPE ? "gpipe"
+         : c.schedule == Schedule::INTERLEAVED ? fmt::format("interleaved v{}", c.virtual_stages)
+                                                 : "1f1b";
+  out += fmt::format(" zero{}", c.zero_stage);
+  out += c.recompute == strategies::Recompute::FULL        ? " recompute=full"
+         : c.recompute == strategies::Recompute::SELECTIVE ? " recompute=selective"
+                                                           : " recompute=none";
+  if (c.sequence_parallel) out += " sp";
+  std::string overlaps;
+  if (c.overlap_grad_reduce) overlaps += "grad";
+  if (c.overlap_param_gather) overlaps += std::string(overlaps.empty() ? "" : ",") + "param";
+  if (c.overlap_tp_comm) overlaps += std::string(overlaps.empty() ? "" : ",") + "tp";
+  if (!overlaps.empty()) out += " overlap=" + overlaps;
+  return out;
+}
+
+ComputeBound::ComputeBound(const strategies::TrainingSpec& base, double peak_flops) : base_(base), peak_(peak_flops) {}
+
+const ComputeBound::LayerFlops& ComputeBound::flops(std::int32_t tensor, bool sequence_parallel,
+                                                    std::int32_t micro_batch) {
+  const std::int64_t key = (static_cast<std::int64_t>(micro_batch) << 32) | (tensor << 1) | (sequence_parallel ? 1 : 0);
+  for (const auto& [k, f] : cache_)
+    if (k == key) return f;
+  models::ShardSpec shard;
+  shard.micro_batch = micro_batch;
+  shard.sequence = base_.sequence;
+  shard.tensor = tensor;
+  shard.sequence_parallel = sequence_parallel;
+  shard.flash_attention = base_.flash_attention;
+  LayerFlops f;
+  const models::Layer layer = models::transformer_layer(base_.model, shard);
+  for (const auto& op : layer.ops) {
+    f.layer_forward += op.fwd_flops;
+    f.layer += op.fwd_flops + op.bwd_input_flops + op.bwd_weight_flops + op.bwd_extra_flops;
+    if (op.selective_recompute) f.selective += op.fwd_flops;
+  }
+  const models::Layer head = models::head_layer(base_.model, shard);
+  for (const auto& op : head.ops) f.head += op.fwd_flops + op.bwd_input_flops + op.bwd_weight_flops + op.bwd_extra_flops;
+  cache_.emplace_back(key, f);
+  return cache_.back().second;
+}
+
+double ComputeBound::seconds(const LayoutCandidate& c) {
+  const LayerFlops& f = flops(c.tensor, c.sequence_parallel, c.micro_batch);
+  const double recompute = c.recompute == strategies::Recompute::FULL        ? f.layer_forward
+                           : c.recompute == strategies::Recompute::SELECTIVE ? f.selective
+                                                                             : 0.0;
+  const double per_layer = (f.layer + recompute) / peak_;
+  const double head = f.head / peak_;
+  const Int layers = base_.model.layers;
+  const Int p = c.pipeline;
+  const Int last = c.last_stage_layers > 0 ? c.last_stage_layers : layers / p;
+  const Int middle = c.first_stage_layers > 0 ? (layers - c.first_stage_layers - c.last_stage_layers) / (p - 2)
+                                              : layers / p;
+  const Int most = std::max<Int>({middle, c.first_stage_layers, c.last_stage_layers});
+  const double m = static_cast<double>(base_.global_batch / (static_cast<Int>(c.micro_batch) * c.data));
+  const double last_stage = m * (static_cast<double>(last) * per_layer + head);
+  const double busiest = m * static_cast<double>(most) * per_layer;
+  const double fill_drain = static_cast<double>(layers - last) / c.virtual_stages * per_layer;
+  return std::max(busiest, last_stage + fill_drain);
+}
+
+}  // namespace trainsim::scenarios
