@@ -7,11 +7,30 @@ namespace trainsim::hardware::detail {
 
 GroupShape group_shape(const Cluster& cluster, std::span<const std::uint32_t> ranks) {
   GroupShape g;
+  // Groups are mostly a few nodes: a scan of the nodes seen so far beats a hash map's
+  // allocation; a map takes over once there are many.
+  constexpr std::size_t SCAN_NODES = 32;
+  std::vector<std::uint32_t> nodes;
   std::unordered_map<std::uint32_t, std::size_t> node_index;
   for (const std::uint32_t r : ranks) {
-    const auto [it, inserted] = node_index.try_emplace(cluster.node_of(r), g.members.size());
-    if (inserted) g.members.emplace_back();
-    g.members[it->second].push_back(r);
+    const std::uint32_t node = cluster.node_of(r);
+    std::size_t index = nodes.size();
+    if (nodes.size() <= SCAN_NODES) {
+      index = static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), node) - nodes.begin());
+    } else if (const auto it = node_index.find(node); it != node_index.end()) {
+      index = it->second;
+    }
+    if (index == nodes.size()) {
+      nodes.push_back(node);
+      g.members.emplace_back();
+      if (nodes.size() > SCAN_NODES) {
+        if (node_index.empty())
+          for (std::size_t k = 0; k < nodes.size(); ++k) node_index.emplace(nodes[k], k);
+        else
+          node_index.emplace(node, index);
+      }
+    }
+    g.members[index].push_back(r);
   }
   for (const auto& m : g.members) g.ranks_per_node = std::max(g.ranks_per_node, m.size());
   g.uniform = std::all_of(g.members.begin(), g.members.end(), [&](const auto& m) { return m.size() == g.ranks_per_node; });

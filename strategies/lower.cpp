@@ -149,6 +149,10 @@ class Lowering {
   hardware::ClosedForm symmetric(const CollectiveNeed& need, const RankCoords& c);
   hardware::ClosedForm symmetric_send(std::int64_t stage, std::int64_t peer);
   double tp_interference(std::int64_t stage);
+  // Every group of a dimension in a stage (the symmetric traffic), computed once per lowering:
+  // each is a scan of the whole layout, and every cache below starts from one.
+  const std::vector<std::vector<std::uint32_t>>& groups_of(Dim dim, std::int64_t stage);
+  const std::vector<std::vector<std::uint32_t>>& pipeline_groups();
   sim::Time closed_form(const CollectiveNeed& need, const RankCoords& c);
   sim::Time copy_time(const Item& it, std::uint32_t rank);
   std::vector<FoldGroup> fold_groups(const Role& role) const;
@@ -179,9 +183,12 @@ class Lowering {
   // (dim, stage, op, algorithm, protocol)
   std::map<std::tuple<int, std::int64_t, int, int, int>, hardware::ClosedForm> closed_form_cache_;
   std::map<std::tuple<int, std::int64_t, int, double>, hardware::AlgorithmChoice> choice_cache_;  // (dim, stage, op, bytes)
+  std::map<std::tuple<int, std::int64_t, int>, hardware::TuningInputs> tuning_cache_;              // (dim, stage, op)
   std::map<double, bool> p2p_bytes_;  // sizes of the pipeline's point-to-point sends
   std::map<std::pair<std::int64_t, std::int64_t>, hardware::ClosedForm> send_cache_;      // (stage, peer)
   std::map<std::int64_t, double> interference_cache_;                                       // stage
+  std::map<std::pair<int, std::int64_t>, std::vector<std::vector<std::uint32_t>>> groups_cache_;  // (dim, stage)
+  std::vector<std::vector<std::uint32_t>> pipeline_groups_;  // empty until first asked for
   std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
 };
 
@@ -219,7 +226,15 @@ sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
 hardware::AlgorithmChoice Lowering::choice(const CollectiveNeed& need, std::int64_t stage) {
   const double whole = need.latency_scale > 0 ? need.bytes / need.latency_scale : need.bytes;
   auto [pos, fresh] = choice_cache_.try_emplace({static_cast<int>(need.dim), stage, static_cast<int>(need.op), whole});
-  if (fresh) pos->second = hardware::choose_algorithm(cluster_, need.op, symmetric_groups(pl_, need.dim, stage)[0], whole);
+  if (fresh) {
+    // What NCCL's model sees of the group does not depend on the size: found once per
+    // (dimension, stage, collective), then each size only picks.
+    auto [in, found] = tuning_cache_.try_emplace({static_cast<int>(need.dim), stage, static_cast<int>(need.op)});
+    if (found) in->second = hardware::tuning_inputs(cluster_, need.op, groups_of(need.dim, stage)[0], 0);
+    hardware::TuningInputs sized = in->second;
+    sized.bytes = whole;
+    pos->second = hardware::nccl_choose(sized);
+  }
   return pos->second;
 }
 
@@ -227,7 +242,7 @@ hardware::ClosedForm Lowering::symmetric(const CollectiveNeed& need, const RankC
   const hardware::AlgorithmChoice ch = choice(need, c.stage);
   auto [pos, fresh] = closed_form_cache_.try_emplace({static_cast<int>(need.dim), c.stage, static_cast<int>(need.op),
                                                       static_cast<int>(ch.algorithm), static_cast<int>(ch.protocol)});
-  if (fresh) pos->second = hardware::symmetric_closed_form(cluster_, need.op, symmetric_groups(pl_, need.dim, c.stage), ch);
+  if (fresh) pos->second = hardware::symmetric_closed_form(cluster_, need.op, groups_of(need.dim, c.stage), ch);
   return pos->second;
 }
 
@@ -236,7 +251,7 @@ hardware::ClosedForm Lowering::symmetric_send(std::int64_t stage, std::int64_t p
   if (fresh) {
     // Every pair of ranks across this stage boundary sends at once.
     std::vector<std::vector<std::uint32_t>> pairs;
-    for (const auto& g : pl_.groups(ParallelDim::PIPELINE))
+    for (const auto& g : pipeline_groups())
       pairs.push_back({g[static_cast<std::size_t>(stage)], g[static_cast<std::size_t>(peer)]});
     pos->second = hardware::symmetric_closed_form(cluster_, hardware::Collective::SEND_RECV, pairs);
   }
@@ -251,10 +266,21 @@ double Lowering::tp_interference(std::int64_t stage) {
     // Estimated with both as rings: which links they share, not the bytes, matters here.
     const hardware::AlgorithmChoice ring{hardware::Algorithm::RING, hardware::Protocol::SIMPLE, 1, 0.0};
     pos->second = hardware::interference_slowdown(
-        cluster_, hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::TENSOR, stage), ring,
-        hardware::Collective::ALL_REDUCE, symmetric_groups(pl_, Dim::DATA, stage), ring);
+        cluster_, hardware::Collective::ALL_REDUCE, groups_of(Dim::TENSOR, stage), ring,
+        hardware::Collective::ALL_REDUCE, groups_of(Dim::DATA, stage), ring);
   }
   return pos->second;
+}
+
+const std::vector<std::vector<std::uint32_t>>& Lowering::groups_of(Dim dim, std::int64_t stage) {
+  auto [pos, fresh] = groups_cache_.try_emplace({static_cast<int>(dim), stage});
+  if (fresh) pos->second = symmetric_groups(pl_, dim, stage);
+  return pos->second;
+}
+
+const std::vector<std::vector<std::uint32_t>>& Lowering::pipeline_groups() {
+  if (pipeline_groups_.empty()) pipeline_groups_ = pl_.groups(ParallelDim::PIPELINE);
+  return pipeline_groups_;
 }
 
 sim::Time Lowering::closed_form(const CollectiveNeed& need, const RankCoords& c) {

@@ -168,8 +168,30 @@ std::vector<std::vector<std::uint32_t>> ParallelLayout::groups(ParallelDim d) co
 std::vector<std::vector<std::uint32_t>> ParallelLayout::groups(ParallelDim d, ParallelDim fixed,
                                                                 std::int64_t value) const {
   std::vector<std::vector<std::uint32_t>> out;
-  for (auto& g : groups(d))
-    if (coords(g.front())[fixed] == value) out.push_back(std::move(g));
+  if (fixed == d) {
+    for (auto& g : groups(d))
+      if (coords(g.front())[fixed] == value) out.push_back(std::move(g));
+    return out;
+  }
+  if (value < 0 || value >= size(fixed)) return out;
+  // The groups of groups(d) whose `fixed` coordinate is `value`, in the same order, without
+  // building the others: a sweep's lowering asks for them stage by stage.
+  const std::int64_t count = world_ / size(d) / size(fixed);
+  out.reserve(static_cast<std::size_t>(count));
+  for (std::int64_t id = 0; id < count; ++id) {
+    RankCoords c;
+    std::int64_t rest = id;
+    for (ParallelDim o : order_) {
+      if (o == d) continue;
+      if (o == fixed) {
+        c[o] = value;
+        continue;
+      }
+      c[o] = rest % size(o);
+      rest /= size(o);
+    }
+    out.push_back(group(d, rank(c)));
+  }
   return out;
 }
 

@@ -75,6 +75,20 @@ TEST(ParallelLayout, CoordinatesRoundTripInEveryOrder) {
   }
 }
 
+TEST(ParallelLayout, GroupsWithAFixedCoordinateAreTheFilteredGroupsInOrder) {
+  for (const char* o : {"tp-cp-ep-dp-pp", "dp-tp-cp-ep-pp", "pp-ep-dp-cp-tp"}) {
+    const ParallelLayout l = five(o);
+    for (ParallelDim d : ALL)
+      for (ParallelDim fixed : ALL)
+        for (std::int64_t v = -1; v <= l.size(fixed); ++v) {
+          std::vector<std::vector<std::uint32_t>> filtered;
+          for (const auto& g : l.groups(d))
+            if (l.coords(g.front())[fixed] == v) filtered.push_back(g);
+          EXPECT_EQ(l.groups(d, fixed, v), filtered) << o << " " << to_string(d) << " " << to_string(fixed) << " " << v;
+        }
+  }
+}
+
 TEST(ParallelLayout, GroupsHaveTheDimensionsSizeAndPartitionTheRanks) {
   for (const char* o : {"tp-cp-ep-dp-pp", "dp-tp-cp-ep-pp", "pp-ep-dp-cp-tp"}) {
     const ParallelLayout l = five(o);
