@@ -125,13 +125,17 @@ struct Decomposition {
   bool moves_nothing = false;  // a group of one
 };
 
+// `named`: the pattern gets its name (for traces); closed forms, which decompose every
+// group of a dimension and keep only loads, skip building it.
 Decomposition decompose(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
-                        const AlgorithmChoice& ch) {
+                        const AlgorithmChoice& ch, bool named = false) {
   validate_ranks(cluster, c, ranks);
   Decomposition d;
-  d.pattern.name = choice_name(c, ch) + "[" + std::to_string(ranks.size()) + "]";
-  if (c == Collective::SEND_RECV)
-    d.pattern.name = std::string("send-recv[") + std::to_string(ranks[0]) + "->" + std::to_string(ranks[1]) + "]";
+  if (named) {
+    d.pattern.name = choice_name(c, ch) + "[" + std::to_string(ranks.size()) + "]";
+    if (c == Collective::SEND_RECV)
+      d.pattern.name = std::string("send-recv[") + std::to_string(ranks[0]) + "->" + std::to_string(ranks[1]) + "]";
+  }
   if (ranks.size() < 2) {
     d.moves_nothing = true;
     return d;
@@ -227,7 +231,7 @@ AlgorithmChoice choose_algorithm(const Cluster& cluster, Collective c, std::span
 
 sim::CommPattern collective_pattern(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
                                     const AlgorithmChoice& choice) {
-  return decompose(cluster, c, ranks, choice).pattern;
+  return decompose(cluster, c, ranks, choice, true).pattern;
 }
 
 sim::CommPattern ring_pattern(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks) {

@@ -201,6 +201,7 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
   Layer layer;
   layer.name = "transformer";
   auto& ops = layer.ops;
+  ops.reserve(24);  // at most about 20 kernels (the unfused attention path): one allocation per layer built
 
   ops.push_back(norm_op(x.gpt ? "ln1" : "attn_norm", x, rep));
 
