@@ -11,14 +11,8 @@ namespace trainsim::report {
 std::vector<OpShare> top_layer_ops(const strategies::Program& program, const hardware::CostModel& cost,
                                    std::size_t n) {
   const strategies::TrainingSpec& spec = program.spec;
-  // The layer as the Program's roles hold it (strategies::rebuild_role builds the same shard).
-  models::ShardSpec shard;
-  shard.micro_batch = spec.micro_batch;
-  shard.sequence = spec.sequence;
-  shard.tensor = program.applied.tensor;
-  shard.sequence_parallel = program.applied.sequence_parallel && program.applied.tensor > 1;
-  shard.flash_attention = spec.flash_attention;
-  const models::Layer layer = models::transformer_layer(spec.model, shard);
+  // The layer as the Program's roles hold it.
+  const models::Layer layer = models::transformer_layer(spec.model, strategies::layer_shard(program));
 
   std::vector<OpShare> ops;
   double total = 0;

@@ -265,15 +265,21 @@ std::int64_t Role::num_layers() const {
   return n;
 }
 
-void rebuild_role(Role& role, const Program& program) {
+models::ShardSpec layer_shard(const Program& program) {
   const TrainingSpec& spec = program.spec;
-  const models::ModelConfig& model = spec.model;
   models::ShardSpec shard;
   shard.micro_batch = spec.micro_batch;
   shard.sequence = spec.sequence;
   shard.tensor = program.applied.tensor;
   shard.sequence_parallel = program.applied.sequence_parallel && program.applied.tensor > 1;
   shard.flash_attention = spec.flash_attention;
+  return shard;
+}
+
+void rebuild_role(Role& role, const Program& program) {
+  const TrainingSpec& spec = program.spec;
+  const models::ModelConfig& model = spec.model;
+  const models::ShardSpec shard = layer_shard(program);
 
   // The layers of a stage are identical: build one and reference it.
   const models::Layer layer = models::transformer_layer(model, shard);

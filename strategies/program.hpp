@@ -256,6 +256,9 @@ models::Op optimizer_step_op(const TrainingSpec& spec, double params, double buf
 // HBM bytes per parameter of the sharded passes of that step (optimizer_step_op's comment).
 double optimizer_step_bytes_per_param(const TrainingSpec& spec);
 
+// The shard of a layer that every role of the Program holds (the applied tensor size and
+// sequence parallelism, the spec's micro-batch and attention kernel).
+models::ShardSpec layer_shard(const Program& program);
 // Rebuilds a role's segments, chunk templates, tail and model states from its chunks'
 // layer assignment and the layout applied so far (tensor degree, sequence parallelism).
 // Layout passes call it after changing what a role holds.
