@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -321,9 +322,11 @@ double closed_form_seconds(const Cluster& cluster, Collective c, std::span<const
   return closed_form_seconds(cluster, c, ranks, bytes, choose_algorithm(cluster, c, ranks, bytes));
 }
 
-ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
-                                 std::span<const std::vector<std::uint32_t>> groups, const AlgorithmChoice& choice) {
-  if (groups.empty()) throw std::invalid_argument(std::string(to_string(c)) + ": no groups");
+namespace {
+
+ClosedForm symmetric_closed_form_uncached(const Cluster& cluster, Collective c,
+                                          std::span<const std::vector<std::uint32_t>> groups,
+                                          const AlgorithmChoice& choice) {
   // Load per link per byte of the collective, over every group's flows.
   LinkSums& load = link_sums(0, cluster.links().size());
   ClosedForm out;
@@ -338,6 +341,61 @@ ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
   for (const std::uint32_t l : load.touched)
     out.seconds_per_byte = std::max(out.seconds_per_byte, load.value[l] / links[l].bytes_per_s);
   return out;
+}
+
+// What a closed form or a slowdown over symmetric groups depends on: the cluster, the
+// collectives with their algorithm and protocol, and every group's ranks in order.
+struct GroupsKey {
+  std::uint64_t cluster = 0;
+  std::uint64_t what = 0;
+  std::vector<std::uint32_t> ranks;  // per group, its size and then its ranks; sets separated by NONE
+  bool operator==(const GroupsKey&) const = default;
+};
+struct GroupsKeyHash {
+  std::size_t operator()(const GroupsKey& k) const {
+    std::uint64_t h = k.cluster * 0x9E3779B97F4A7C15ull ^ k.what;
+    for (const std::uint32_t r : k.ranks) h = (h ^ r) * 0x100000001B3ull;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
+std::uint64_t choice_bits(Collective c, const AlgorithmChoice& ch) {
+  return std::uint64_t{static_cast<std::uint8_t>(c)} << 16 | std::uint64_t{static_cast<std::uint8_t>(ch.algorithm)} << 8 |
+         static_cast<std::uint8_t>(ch.protocol);
+}
+
+void append_groups(std::vector<std::uint32_t>& out, std::span<const std::vector<std::uint32_t>> groups) {
+  for (const auto& g : groups) {
+    out.push_back(static_cast<std::uint32_t>(g.size()));
+    out.insert(out.end(), g.begin(), g.end());
+  }
+}
+
+// Enough for the layouts of a large sweep on a few clusters; cleared when full.
+constexpr std::size_t MAX_CACHED_GROUP_SETS = std::size_t{1} << 14;
+
+// Looks `key` up in `cache` (one per thread, as the cost model's), computing and keeping
+// the value when absent; a computation that throws keeps nothing.
+template <class Value, class Compute>
+Value cached(std::unordered_map<GroupsKey, Value, GroupsKeyHash>& cache, GroupsKey&& key, Compute&& compute) {
+  if (const auto hit = cache.find(key); hit != cache.end()) return hit->second;
+  const Value v = compute();
+  if (cache.size() >= MAX_CACHED_GROUP_SETS) cache.clear();
+  cache.emplace(std::move(key), v);
+  return v;
+}
+
+}  // namespace
+
+// A sweep's variants that share a layout and a cluster share these closed forms: computed
+// once per thread, keyed by the cluster and the groups.
+ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
+                                 std::span<const std::vector<std::uint32_t>> groups, const AlgorithmChoice& choice) {
+  if (groups.empty()) throw std::invalid_argument(std::string(to_string(c)) + ": no groups");
+  thread_local std::unordered_map<GroupsKey, ClosedForm, GroupsKeyHash> cache;
+  GroupsKey key{cluster.id(), choice_bits(c, choice), {}};
+  append_groups(key.ranks, groups);
+  return cached(cache, std::move(key), [&] { return symmetric_closed_form_uncached(cluster, c, groups, choice); });
 }
 
 ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
@@ -359,11 +417,10 @@ const LinkSums& flows_per_link(int which, const Cluster& cluster, Collective c,
   return count;
 }
 
-}  // namespace
-
-double interference_slowdown(const Cluster& cluster, Collective a, std::span<const std::vector<std::uint32_t>> groups_a,
-                             const AlgorithmChoice& choice_a, Collective b,
-                             std::span<const std::vector<std::uint32_t>> groups_b, const AlgorithmChoice& choice_b) {
+double interference_slowdown_uncached(const Cluster& cluster, Collective a,
+                                      std::span<const std::vector<std::uint32_t>> groups_a, const AlgorithmChoice& choice_a,
+                                      Collective b, std::span<const std::vector<std::uint32_t>> groups_b,
+                                      const AlgorithmChoice& choice_b) {
   const LinkSums& sa = flows_per_link(0, cluster, a, groups_a, choice_a);
   const LinkSums& sb = flows_per_link(1, cluster, b, groups_b, choice_b);
   const std::vector<double>& la = sa.value;
@@ -397,6 +454,21 @@ double interference_slowdown(const Cluster& cluster, Collective a, std::span<con
     for (const std::uint32_t l : sa.touched) rate = std::min(rate, (links[l].bytes_per_s - lb[l] * shared_level) / la[l]);
   }
   return rate > 0 ? std::max(0.0, alone / rate - 1.0) : 0.0;
+}
+
+}  // namespace
+
+double interference_slowdown(const Cluster& cluster, Collective a, std::span<const std::vector<std::uint32_t>> groups_a,
+                             const AlgorithmChoice& choice_a, Collective b,
+                             std::span<const std::vector<std::uint32_t>> groups_b, const AlgorithmChoice& choice_b) {
+  thread_local std::unordered_map<GroupsKey, double, GroupsKeyHash> cache;
+  GroupsKey key{cluster.id(), choice_bits(a, choice_a) << 24 | choice_bits(b, choice_b), {}};
+  append_groups(key.ranks, groups_a);
+  key.ranks.push_back(sim::NONE);
+  append_groups(key.ranks, groups_b);
+  return cached(cache, std::move(key), [&] {
+    return interference_slowdown_uncached(cluster, a, groups_a, choice_a, b, groups_b, choice_b);
+  });
 }
 
 }  // namespace trainsim::hardware
