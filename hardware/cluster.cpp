@@ -4,6 +4,7 @@
 #include "hardware/detail/profile_check.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -43,6 +44,8 @@ void validate(const ClusterSpec& spec, const GpuProfile& gpu) {
 }  // namespace
 
 Cluster::Cluster(ClusterSpec spec, GpuProfile gpu) : spec_(std::move(spec)), gpu_(std::move(gpu)) {
+  static std::atomic<std::uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   validate(spec_, gpu_);
   const std::uint32_t g_count = num_gpus();
   num_leaves_ = static_cast<std::uint32_t>(detail::num_leaves(spec_));

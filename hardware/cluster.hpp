@@ -18,6 +18,7 @@ struct ClusterSpec {
   double nic_gbps = 200;         // line rate of each GPU's NIC, Gb/s
   double oversubscription = 1.0; // leaf down-bandwidth / leaf up-bandwidth
   std::int64_t nodes_per_leaf = 32;  // one leaf per rail per this many nodes
+  bool operator==(const ClusterSpec&) const = default;
 };
 
 enum class LinkKind : std::uint8_t { NVLINK_UP, NVLINK_DOWN, NIC_UP, NIC_DOWN, LEAF_UP, LEAF_DOWN, PCIE_D2H, PCIE_H2D };
@@ -46,10 +47,14 @@ class Cluster {
   // direction, at the profile's pinned-copy bandwidth).
   std::vector<std::uint32_t> host_route(std::uint32_t gpu, bool to_host) const;
   sim::NetworkSpec network() const;
+  // Distinct per constructed cluster (copies share it: the same links), so that what depends
+  // only on the cluster can be cached across the variants of a sweep.
+  std::uint64_t id() const { return id_; }
 
  private:
   ClusterSpec spec_;
   GpuProfile gpu_;
+  std::uint64_t id_ = 0;
   std::vector<Link> links_;
   std::uint32_t num_leaves_ = 0;
 };

@@ -167,7 +167,6 @@ class Lowering {
   const std::vector<std::vector<std::uint32_t>>& groups_of(Dim dim, std::int64_t stage);
   const std::vector<std::vector<std::uint32_t>>& pipeline_groups();
   sim::Time closed_form(const CollectiveNeed& need, const RankCoords& c);
-  sim::Time copy_time(const Item& it, std::uint32_t rank);
   std::vector<FoldGroup> fold_groups(const Role& role) const;
   const Folded& fold(const Role& role, const FoldGroup& g, const RankCoords& c);
   const Folded& fold_run(const Role& role, const Step& step, const RankCoords& c);
@@ -298,13 +297,6 @@ const std::vector<std::vector<std::uint32_t>>& Lowering::pipeline_groups() {
 
 sim::Time Lowering::closed_form(const CollectiveNeed& need, const RankCoords& c) {
   return sim::Time::from_seconds(symmetric(need, c).seconds(need.bytes, need.latency_scale));
-}
-
-sim::Time Lowering::copy_time(const Item& it, std::uint32_t rank) {
-  const auto route = cluster_.host_route(rank, it.copy.way == CopyNeed::Way::DEVICE_TO_HOST);
-  double seconds = 0;
-  for (const std::uint32_t link : route) seconds = std::max(seconds, it.copy.bytes / cluster_.links()[link].bytes_per_s);
-  return sim::Time::from_seconds(seconds);
 }
 
 // Which steps fast fidelity folds together: consecutive steps of one template run that do
