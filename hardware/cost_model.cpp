@@ -66,7 +66,14 @@ CostModel::CostModel(GpuProfile profile) : profile_(std::move(profile)) {
   }
 }
 
-bool CostModel::has_tiling() const { return profile_.sm_count().value() > 0; }
+bool CostModel::has_tiling() const {
+  // The profile check made the four whole and all 0 or all > 0; a non-finite value (only a
+  // profile built in code can carry one past it) means no tiling rather than a bad cast.
+  for (const double v : {profile_.sm_count().value(), profile_.gemm_tile_rows().value(),
+                         profile_.gemm_tile_cols().value(), profile_.gemm_curve_sm_count().value()})
+    if (!(std::isfinite(v) && v > 0)) return false;
+  return true;
+}
 
 double CostModel::gemm_curve(const Kernel& kernel) const {
   if (!has_tiling() || kernel.m == 0) return evaluate(profile_.gemm_efficiency(), kernel.flops);
