@@ -16,10 +16,7 @@ struct Terms {
 };
 
 Terms terms(const GemmShape& s, int sms, double peak, int tile_m, int tile_n) {
-  auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
-  const double tiles = static_cast<double>(s.b) * static_cast<double>(ceil_div(s.m, tile_m)) *
-                       static_cast<double>(ceil_div(s.n, tile_n));
-  const double waves = std::ceil(tiles / sms);
+  const double waves = static_cast<double>(hardware::gemm_waves(s, sms, tile_m, tile_n));
   Terms t;
   t.padded = 2.0 * waves * sms * tile_m * tile_n * static_cast<double>(s.k) / peak;
   t.waves = waves;

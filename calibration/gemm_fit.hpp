@@ -10,16 +10,16 @@
 // Tile sizes are chosen among the sizes cuBLAS/CUTLASS kernels use (64, 128, 256) by the
 // best fit on the measured shapes. References: NVIDIA "Matrix Multiplication Background
 // User's Guide" (tile and wave quantization); CUTLASS threadblock tile sizes.
+#include "hardware/gemm_tiling.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace trainsim::calibration {
 
-struct GemmShape {
-  std::int64_t b = 1, m = 0, n = 0, k = 0;
-  [[nodiscard]] double flops() const { return 2.0 * static_cast<double>(b) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
-};
+// The shape and its tiling are hardware/gemm_tiling.hpp's, which the cost model reads too.
+using GemmShape = hardware::GemmShape;
 
 struct GemmMeasurement {
   GemmShape shape;

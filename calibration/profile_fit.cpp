@@ -140,6 +140,17 @@ CalibrationOutput calibrate(const CalibrationInput& in) {
       pt->set_x(s.flops());
       pt->set_efficiency(std::min(1.0, s.flops() / (m.predict(s) * peak)));
     }
+    // The points are the fitted model's at square shapes, so they carry its tiles'
+    // quantization on the measured GPU's SMs: the cost model divides it out by these.
+    auto cited = [&](hardware::Cited* c, double v) {
+      c->set_value(v);
+      c->set_source(fmt::format("trainsim calibrate: the GEMM shape model fitted to {} ({} SMs given by --sms)",
+                                in.gemm_origin, in.sms));
+    };
+    cited(p.mutable_sm_count(), in.sms);
+    cited(p.mutable_gemm_curve_sm_count(), in.sms);
+    cited(p.mutable_gemm_tile_rows(), m.tile_m);
+    cited(p.mutable_gemm_tile_cols(), m.tile_n);
     curve->set_source(fmt::format("trainsim calibrate: GEMM shape model fitted to {} (tiles {}x{}, {} SMs), "
                                   "evaluated at square N = 256 … {} (the measured shapes' reach; flat beyond); {}",
                                   in.gemm_origin, m.tile_m, m.tile_n, m.sms, largest, held_text));

@@ -1,6 +1,7 @@
 #include "hardware/cost_model.hpp"
 
 #include "hardware/detail/profile_check.hpp"
+#include "hardware/gemm_tiling.hpp"
 #include "hardware/gpu_profile.hpp"
 
 #include <algorithm>
@@ -32,6 +33,9 @@ void check_kernel(const Kernel& k) {
   if (!(std::isfinite(k.bytes) && k.bytes >= 0)) throw std::invalid_argument("kernel bytes must be finite and >= 0");
   if (k.batch < 1) throw std::invalid_argument("kernel batch must be >= 1, got " + std::to_string(k.batch));
   if (k.kernels < 0) throw std::invalid_argument("kernel launch count must be >= 0, got " + std::to_string(k.kernels));
+  if (k.m < 0 || k.n < 0 || k.k < 0 || ((k.m > 0 || k.n > 0 || k.k > 0) && (k.m == 0 || k.n == 0 || k.k == 0)))
+    throw std::invalid_argument("kernel GEMM shape must be all 0 (unknown) or all >= 1, got m " + std::to_string(k.m) +
+                                ", n " + std::to_string(k.n) + ", k " + std::to_string(k.k));
   if (k.cls == KernelClass::FUSED_ATTENTION && !(std::isfinite(k.curve_flops) && k.curve_flops > 0))
     throw std::invalid_argument("a fused attention kernel needs curve_flops > 0 (fwd + bwd FLOPs of one sequence "
                                 "and head, the attention curve's unit), got " + std::to_string(k.curve_flops));
@@ -43,6 +47,41 @@ CostModel::CostModel(GpuProfile profile) : profile_(std::move(profile)) {
   static std::atomic<std::uint64_t> next_id{1};
   id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   detail::require_valid_profile(profile_, detail::ProfilePart::COMPUTE, "CostModel");
+  if (has_tiling()) {
+    // Each point was measured on a square N × N × N GEMM (x = 2N³) on the GPU the curve
+    // comes from; its efficiency there includes that shape's quantization. Dividing it
+    // out leaves the efficiency of full waves, which cannot exceed the best-shape plateau
+    // (the last point: the maximum achievable matmul FLOPS that a search over shapes finds).
+    const GemmTiling measured{static_cast<std::int64_t>(profile_.gemm_curve_sm_count().value()),
+                              static_cast<std::int64_t>(profile_.gemm_tile_rows().value()),
+                              static_cast<std::int64_t>(profile_.gemm_tile_cols().value())};
+    full_wave_gemm_ = profile_.gemm_efficiency();
+    const int last = full_wave_gemm_.point_size() - 1;
+    const double plateau = full_wave_gemm_.point(last).efficiency();
+    for (int i = 0; i < last; ++i) {
+      auto* p = full_wave_gemm_.mutable_point(i);
+      const auto n = std::max<std::int64_t>(1, std::llround(std::cbrt(p->x() / 2)));
+      p->set_efficiency(std::min(plateau, p->efficiency() / wave_efficiency(GemmShape{1, n, n, n}, measured)));
+    }
+  }
+}
+
+bool CostModel::has_tiling() const {
+  // The profile check made the four whole and all 0 or all > 0; a non-finite value (only a
+  // profile built in code can carry one past it) means no tiling rather than a bad cast.
+  for (const double v : {profile_.sm_count().value(), profile_.gemm_tile_rows().value(),
+                         profile_.gemm_tile_cols().value(), profile_.gemm_curve_sm_count().value()})
+    if (!(std::isfinite(v) && v > 0)) return false;
+  return true;
+}
+
+double CostModel::gemm_curve(const Kernel& kernel) const {
+  if (!has_tiling() || kernel.m == 0) return evaluate(profile_.gemm_efficiency(), kernel.flops);
+  const GemmTiling tiling{static_cast<std::int64_t>(profile_.sm_count().value()),
+                          static_cast<std::int64_t>(profile_.gemm_tile_rows().value()),
+                          static_cast<std::int64_t>(profile_.gemm_tile_cols().value())};
+  return evaluate(full_wave_gemm_, kernel.flops) *
+         wave_efficiency(GemmShape{kernel.batch, kernel.m, kernel.n, kernel.k}, tiling);
 }
 
 double CostModel::peak_flops(Dtype dtype) const {
@@ -67,7 +106,7 @@ double CostModel::achieved_flops(const Kernel& kernel) const {
   check_kernel(kernel);
   switch (kernel.cls) {
     case KernelClass::GEMM: {
-      const double curve = evaluate(profile_.gemm_efficiency(), kernel.flops);
+      const double curve = gemm_curve(kernel);
       if (kernel.dtype != Dtype::FP8) return peak_flops(kernel.dtype) * curve;
       // The GEMM curve was measured in BF16; FP8 GEMMs follow its shape, scaled so that its
       // plateau is the measured best-shape FP8 efficiency.
@@ -95,7 +134,7 @@ namespace {
 struct KernelKey {
   std::uint64_t model;
   std::uint64_t flops_bits, bytes_bits, curve_bits;
-  std::int64_t batch, kernels;
+  std::int64_t batch, kernels, m, n, k;
   std::uint8_t cls, dtype;
   bool operator==(const KernelKey&) const = default;
 };
@@ -103,7 +142,9 @@ struct KernelKeyHash {
   std::size_t operator()(const KernelKey& k) const {
     std::uint64_t h = k.model;
     for (const std::uint64_t v : {k.flops_bits, k.bytes_bits, k.curve_bits, static_cast<std::uint64_t>(k.batch),
-                                  static_cast<std::uint64_t>(k.kernels), std::uint64_t{k.cls} << 8 | k.dtype})
+                                  static_cast<std::uint64_t>(k.kernels), static_cast<std::uint64_t>(k.m),
+                                  static_cast<std::uint64_t>(k.n), static_cast<std::uint64_t>(k.k),
+                                  std::uint64_t{k.cls} << 8 | k.dtype})
       h = (h ^ v) * 0x100000001B3ull + (h >> 31);
     return static_cast<std::size_t>(h);
   }
@@ -116,7 +157,7 @@ constexpr std::size_t MAX_CACHED_KERNELS = std::size_t{1} << 18;
 double CostModel::seconds(const Kernel& kernel) const {
   thread_local std::unordered_map<KernelKey, double, KernelKeyHash> cache;
   const KernelKey key{id_, std::bit_cast<std::uint64_t>(kernel.flops), std::bit_cast<std::uint64_t>(kernel.bytes),
-                      std::bit_cast<std::uint64_t>(kernel.curve_flops), kernel.batch, kernel.kernels, static_cast<std::uint8_t>(kernel.cls),
+                      std::bit_cast<std::uint64_t>(kernel.curve_flops), kernel.batch, kernel.kernels, kernel.m, kernel.n, kernel.k, static_cast<std::uint8_t>(kernel.cls),
                       static_cast<std::uint8_t>(kernel.dtype)};
   if (const auto hit = cache.find(key); hit != cache.end()) return hit->second;
   const double s = seconds_uncached(kernel);  // throws on a bad kernel: nothing is cached

@@ -21,6 +21,10 @@ struct Kernel {
   double bytes = 0;            // HBM traffic
   std::int64_t batch = 1;      // GEMM batch (heads); flops are the total over the batch
   std::int64_t kernels = 1;    // launches this op costs
+  // GEMM: output rows, output columns and reduction length of each of the `batch` GEMMs,
+  // for the wave and tile quantization of the profile's tiling (0: shape unknown, the
+  // curve by FLOPs alone).
+  std::int64_t m = 0, n = 0, k = 0;
   // FUSED_ATTENTION: where the attention curve is read, in the unit it was measured in
   // (forward + backward FLOPs of one sequence and head, non-causal; must be > 0).
   double curve_flops = 0;
@@ -40,7 +44,15 @@ class CostModel {
   const GpuProfile& profile() const { return profile_; }
 
  private:
+  bool has_tiling() const;
+  // GEMM efficiency of this kernel's shape: the curve at its FLOPs, with the shape's wave
+  // and tile quantization where the profile has a tiling and the kernel its shape.
+  double gemm_curve(const Kernel& kernel) const;
   GpuProfile profile_;
+  // gemm_efficiency with each point divided by the wave efficiency of the square GEMM it
+  // was measured at (capped at the best-shape plateau): the efficiency of full waves.
+  // Empty without a tiling in the profile.
+  EfficiencyCurve full_wave_gemm_;
   std::uint64_t id_;  // distinct per constructed model (copies share it: same profile), for the cache
 };
 

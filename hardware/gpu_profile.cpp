@@ -86,6 +86,11 @@ constexpr CitedRule CITED_RULES[] = {
     {"cublas_workspace_bytes", Rule::NON_NEGATIVE, ProfilePart::ALL},
     {"nccl_buffer_bytes_per_communicator", Rule::NON_NEGATIVE, ProfilePart::ALL},
     {"fp8_gemm_efficiency", Rule::NON_NEGATIVE, ProfilePart::ALL},
+    // A profile built in code may leave the tiling out (0: the curve as it is).
+    {"sm_count", Rule::NON_NEGATIVE, ProfilePart::ALL},
+    {"gemm_tile_rows", Rule::NON_NEGATIVE, ProfilePart::ALL},
+    {"gemm_tile_cols", Rule::NON_NEGATIVE, ProfilePart::ALL},
+    {"gemm_curve_sm_count", Rule::NON_NEGATIVE, ProfilePart::ALL},
 };
 
 struct CurveRule {
@@ -170,6 +175,28 @@ void check_curve(const GpuProfile& profile, const CurveRule& rule, bool require_
   }
 }
 
+// The GEMM tiling's four numbers are counts (whole, at most 2^20) and come together: the
+// cost model uses all of them or none.
+void check_tiling(const GpuProfile& profile, std::vector<ProfileProblem>& problems) {
+  static constexpr const char* FIELDS[] = {"sm_count", "gemm_tile_rows", "gemm_tile_cols", "gemm_curve_sm_count"};
+  const FieldStep value_step{field_of(Cited::descriptor(), "value"), -1};
+  int positive = 0;
+  for (const char* name : FIELDS) {
+    const FieldDescriptor* field = field_of(GpuProfile::descriptor(), name);
+    const double v = static_cast<const Cited&>(profile.GetReflection()->GetMessage(profile, field)).value();
+    if (!std::isfinite(v) || v < 0) continue;  // check_cited reports it
+    if (v != std::floor(v) || v > 1048576) {
+      problems.push_back({{{field, -1}, value_step}, "must be a whole number from 0 to 1048576, got " + format_number(v)});
+    }
+    if (v > 0) ++positive;
+  }
+  if (positive != 0 && positive != 4) {
+    problems.push_back({{{field_of(GpuProfile::descriptor(), "sm_count"), -1}},
+                        "sm_count, gemm_tile_rows, gemm_tile_cols and gemm_curve_sm_count must be all 0 (no GEMM "
+                        "tiling: the curve as it is) or all > 0"});
+  }
+}
+
 // Where a problem points: the deepest step of its path that the text mentions (a missing
 // field points at its enclosing message), or the start of the text.
 std::pair<int, int> locate(const TextFormat::ParseInfoTree& root, const std::vector<FieldStep>& path) {
@@ -230,6 +257,7 @@ std::vector<ProfileProblem> check_profile(const GpuProfile& profile, ProfilePart
       if (name == rule.field && wanted(ProfilePart::COMPUTE, part)) check_curve(profile, rule, require_sources, problems);
     }
   }
+  if (wanted(ProfilePart::COMPUTE, part)) check_tiling(profile, problems);
   return problems;
 }
 

@@ -106,7 +106,18 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
     k.batch = op.gemm.batch;
     k.curve_flops = op.attention_curve_flops;
     const double run = op.executed_fraction;  // a causal fused attention runs half its FLOPs
+    // Output rows × columns and reduction of each GEMM: forward Y = X·W is (m × n, k); the
+    // input gradient dX = dY·Wᵀ is (m × k, n); the weight gradient dW = Xᵀ·dY is (k × n, m).
+    // (The unfused attention's two backward matmuls are timed in the input-gradient shape.)
+    const bool gemm = k.cls == hardware::KernelClass::GEMM && op.gemm.m > 0 && op.gemm.n > 0 && op.gemm.k > 0;
+    auto shape = [&](std::int64_t rows, std::int64_t cols, std::int64_t depth) {
+      if (!gemm) return;
+      k.m = rows;
+      k.n = cols;
+      k.k = depth;
+    };
     if (what == Cost::FORWARD) {
+      shape(op.gemm.m, op.gemm.n, op.gemm.k);
       k.flops = op.fwd_flops * run;
       k.bytes = op.fwd_bytes;
       k.kernels = op.fwd_kernels;
@@ -117,12 +128,14 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
     // Input- and weight-gradient GEMMs are separate kernels of the forward's size class,
     // one launch each.
     if (what != Cost::BACKWARD_WEIGHT) {
+      shape(op.gemm.m, op.gemm.k, op.gemm.n);
       k.flops = (op.bwd_input_flops + op.bwd_extra_flops) * run;
       k.bytes = split_kernels ? op.bwd_bytes / 2 : op.bwd_bytes;
       k.kernels = split_kernels ? 1 : op.bwd_kernels;
       total += cost.seconds(k);
     }
     if (what != Cost::BACKWARD_INPUT && split_kernels) {
+      shape(op.gemm.k, op.gemm.n, op.gemm.m);
       k.flops = op.bwd_weight_flops * run;
       k.bytes = op.bwd_bytes / 2;
       k.kernels = 1;

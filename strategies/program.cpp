@@ -49,6 +49,8 @@ StateBytes state_bytes_per_param(const TrainingSpec& spec) {
   b.weights = 2;
   // Megatron accumulates and reduces gradients in fp32 for BF16 (forced on), in the
   // parameter dtype for FP16 unless asked otherwise: 18 vs 16 bytes/param (formulas.md).
+  // (Megatron-LM megatron/training/arguments.py: --accumulate-allreduce-grads-in-fp32 is a
+  // store_true flag, and only --bf16 turns it on.)
   b.gradients = spec.dtype == hardware::Dtype::FP16 ? 2 : 4;
   // FP16: the optimizer keeps fp32 main gradients all the same — its step sets each fp32
   // main parameter's .grad to the 16-bit gradient cast to fp32 and frees them after the

@@ -41,6 +41,57 @@ TEST(CostModel, SmallGemmUsesTheCurve) {
   EXPECT_NEAR(m.seconds(k), k.flops / 676.6e12, 1e-5 * k.flops / 676.6e12);
 }
 
+// In-situ GEMM efficiency on A100 (tiling 256 × 128 in waves of 108; the curve's points
+// were measured on H100's 132 SMs). The fc1 GEMM of GPT-39B at tensor 8, 2048 tokens:
+// m 2048, n 4096, k 8192, 2^37 FLOPs = the curve's N = 4096 point. Full-wave efficiency
+// there: 0.862885 measured at N = 4096 on 132 SMs, where 16 · 32 = 512 tiles take 4 waves
+// (528 slots), so 0.862885 · 528/512 = 0.88985, capped at the plateau 0.869231 (the
+// best-shape MAMF). The shape's own quantization: 256 tiles in 3 waves of 108 = 256/324.
+TEST(CostModel, GemmShapeQuantizesIntoWavesOverTheSms) {
+  const auto m = model("a100-80gb");
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.dtype = Dtype::FP16;
+  k.flops = 2.0 * 2048 * 4096 * 8192;
+  k.m = 2048;
+  k.n = 4096;
+  k.k = 8192;
+  EXPECT_NEAR(m.achieved_flops(k), 312e12 * 0.869231 * 256 / 324, 1e3);
+  // Without its shape the kernel is read on the curve by FLOPs alone, as before.
+  Kernel by_flops = k;
+  by_flops.m = by_flops.n = by_flops.k = 0;
+  EXPECT_NEAR(m.achieved_flops(by_flops), 312e12 * 0.862885, 1e3);
+  // Between points the full-wave curve interpolates in log2 FLOPs: at N = 2048 (132 SMs:
+  // 8 · 16 = 128 tiles, 1 wave) the point is 0.740241 · 132/128; a 2048 × 2048 × 2048 GEMM
+  // on A100 is 128 tiles in 2 waves of 108: 128/216.
+  Kernel sq;
+  sq.cls = KernelClass::GEMM;
+  sq.flops = 2.0 * 2048 * 2048 * 2048;
+  sq.m = sq.n = sq.k = 2048;
+  EXPECT_NEAR(m.achieved_flops(sq), 312e12 * 0.740241 * 132 / 128 * 128 / 216, 1e3);
+}
+
+// A profile without a tiling (sm_count 0, e.g. one built in code) reads the curve by FLOPs
+// whatever the shape; a half-given tiling or shape is refused.
+TEST(CostModel, TilingIsOptionalAndWhole) {
+  auto profile = *find_profile("h100-sxm");
+  profile.mutable_sm_count()->set_value(0);
+  profile.mutable_gemm_tile_rows()->set_value(0);
+  profile.mutable_gemm_tile_cols()->set_value(0);
+  profile.mutable_gemm_curve_sm_count()->set_value(0);
+  const CostModel plain(profile);
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.flops = 2.0 * 2048 * 2048 * 2048;
+  k.m = k.n = k.k = 2048;
+  EXPECT_NEAR(plain.achieved_flops(k), 989e12 * 0.684125, 1e3);
+  profile.mutable_sm_count()->set_value(132);
+  EXPECT_THROW(CostModel{profile}, std::invalid_argument);
+  const auto h100 = model("h100-sxm");
+  k.n = 0;
+  EXPECT_THROW((void)h100.seconds(k), std::invalid_argument);
+}
+
 // A LayerNorm-like op: 1 GB moved, a few FLOPs per byte: memory-bound at hbm × 0.675.
 TEST(CostModel, ElementwiseOpIsMemoryBound) {
   const auto m = model("a100-80gb");

@@ -91,7 +91,7 @@ TEST(GpuProfile, EveryShippedConstantIsPositiveAndCited) {
         }
       }
     }
-    EXPECT_EQ(cited_fields, 21);
+    EXPECT_EQ(cited_fields, 25);
     // Fractions really are fractions.
     EXPECT_LE(p->memory_efficiency().value(), 1.0);
     EXPECT_LE(p->nic_efficiency().value(), 1.0);
@@ -133,6 +133,12 @@ TEST(GpuProfile, ShippedValuesMatchTheReference) {
   EXPECT_DOUBLE_EQ(a100.cuda_context_bytes().value(), 723.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(a100.nccl_buffer_bytes_per_communicator().value(), 16 * (4194304.0 + 4915200 + 524288));
   EXPECT_EQ(a100.fp8_gemm_efficiency().value(), 0);
+  // SMs (reference §3.1) and cuBLAS's 256 × 128 tile (NVIDIA's matrix multiplication guide).
+  EXPECT_EQ(a100.sm_count().value(), 108);
+  EXPECT_EQ(h100.sm_count().value(), 132);
+  EXPECT_EQ(a100.gemm_tile_rows().value(), 256);
+  EXPECT_EQ(a100.gemm_tile_cols().value(), 128);
+  EXPECT_EQ(a100.gemm_curve_sm_count().value(), 132);  // the H100 sweep's GPU
 
   const auto h200 = *find_profile("h200");
   EXPECT_DOUBLE_EQ(h200.hbm_bytes_per_s().value(), 4.8e12);
@@ -213,6 +219,21 @@ TEST(GpuProfile, CurvePointsMustIncrease) {
   EXPECT_NE(error.find("gemm_efficiency.point[1].x: x must increase from point to point: 1000 after 2.14748e+09"),
             std::string::npos)
       << error;
+}
+
+// The GEMM tiling's numbers are counts that come together (hardware/gemm_tiling.hpp).
+TEST(GpuProfile, GemmTilingIsWholeAndAllOrNothing) {
+  const std::string base = shipped_text("a100-80gb");
+  GpuProfile p;
+  std::string text = replace_once(base, "value: 108\n", "value: 107.5\n");
+  std::string error = parse_profile(text, "f", p);
+  EXPECT_EQ(error, "f:" + std::to_string(line_of(text, "value: 107.5")) +
+                       ":3: sm_count.value: must be a whole number from 0 to 1048576, got 107.5");
+  text = replace_once(base, "value: 256\n", "value: 0\n");
+  error = parse_profile(text, "f", p);
+  EXPECT_EQ(error, "f:" + std::to_string(line_of(text, "sm_count {")) +
+                       ":1: sm_count: sm_count, gemm_tile_rows, gemm_tile_cols and gemm_curve_sm_count must be all "
+                       "0 (no GEMM tiling: the curve as it is) or all > 0");
 }
 
 EfficiencyCurve curve(std::initializer_list<std::pair<double, double>> points) {
