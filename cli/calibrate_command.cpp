@@ -7,7 +7,13 @@
 
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <ostream>
+
+#ifdef TRAINSIM_HAVE_MEASURE
+#include "calibration/cuda/measure.hpp"
+#endif
 
 namespace trainsim::cli {
 namespace {
@@ -17,11 +23,15 @@ constexpr std::size_t kMaxMeasurementBytes = std::size_t{64} << 20;
 
 }  // namespace
 
-int calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostream& err) {
-  if (o.nccl_tests.empty() && o.gemm_csv.empty()) {
-    err << "error: calibrate: measuring on this machine's GPUs needs the CUDA benchmarks, which this build of "
-           "trainsim does not contain; fit recorded measurements instead with --nccl-tests LOG and/or --gemm-csv "
-           "FILE\n";
+int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
+  CalibrateOptions o = options;
+  if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty()) {
+    err << "error: calibrate: nothing to fit: measure this machine's GPUs with --measure [--quick], or fit recorded "
+           "measurements with --nccl-tests LOG and/or --gemm-csv FILE\n";
+    return 1;
+  }
+  if (o.quick && !o.measure) {
+    err << "error: calibrate: --quick bounds a measuring run; it needs --measure\n";
     return 1;
   }
   if (o.out_path.empty()) {
@@ -34,6 +44,38 @@ int calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostream
     for (const auto& n : hardware::profile_names()) names += (names.empty() ? "" : ", ") + n;
     err << "error: calibrate: --base: unknown profile \"" << o.base << "\" (valid: " << names << ")\n";
     return 1;
+  }
+  if (o.measure) {
+#ifdef TRAINSIM_HAVE_MEASURE
+    const std::string dir = o.measure_dir.empty() ? o.out_path + ".measurements" : o.measure_dir;
+    calibration::cuda::MeasureOptions mo;
+    mo.quick = o.quick;
+    mo.out_dir = dir;
+    calibration::cuda::MeasureResult m = calibration::cuda::measure(mo, out, err);
+    if (m.status != 0) return 1;
+    // Fit what was measured: the BF16 GEMMs (the cost model's GEMM curve) and every
+    // collective log; the other files stay in the folder as raw data.
+    namespace fs = std::filesystem;
+    if (fs::exists(fs::path(dir) / "gemm-bf16.csv")) {
+      o.gemm_csv = (fs::path(dir) / "gemm-bf16.csv").string();
+      o.sms = m.run.devices.front().sms;
+    }
+    std::vector<std::string> logs;
+    if (fs::is_directory(fs::path(dir) / "nccl"))
+      for (const auto& entry : fs::directory_iterator(fs::path(dir) / "nccl"))
+        if (entry.path().extension() == ".txt") logs.push_back(entry.path().string());
+    std::sort(logs.begin(), logs.end());  // directory order is not deterministic
+    o.nccl_tests.insert(o.nccl_tests.end(), logs.begin(), logs.end());
+    if (o.nccl_tests.empty() && o.gemm_csv.empty()) {
+      err << "error: calibrate --measure: the run measured nothing that can be fitted (see " << dir << "/run.csv)\n";
+      return 1;
+    }
+#else
+    err << "error: calibrate --measure: this build of trainsim has no CUDA measuring harness (CMake found no CUDA "
+           "toolkit with cuBLASLt and NCCL); fit recorded measurements instead with --nccl-tests LOG and/or "
+           "--gemm-csv FILE\n";
+    return 1;
+#endif
   }
   std::vector<std::string> inputs = o.nccl_tests;
   if (!o.gemm_csv.empty()) inputs.push_back(o.gemm_csv);

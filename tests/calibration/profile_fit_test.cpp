@@ -104,12 +104,36 @@ TEST(ProfileFit, TooManySizesAreRefused) {
   EXPECT_EQ(calibrate(in).error, "h100.json: error: 513 distinct message sizes (at most 512)");
 }
 
-TEST(CalibrateCommand, WritesTheProfileAndRefusesToMeasureWithoutCuda) {
+#ifdef TRAINSIM_NO_MEASURE
+TEST(CalibrateCommand, ABuildWithoutTheHarnessRefusesToMeasure) {
+  cli::CalibrateOptions o;
+  o.base = "h100-sxm";
+  o.measure = true;
+  o.out_path = (std::filesystem::temp_directory_path() / "trainsim_nomeasure.textproto").string();
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::calibrate_command(o, out, err), 1);
+  EXPECT_EQ(err.str().rfind("error: calibrate --measure: this build of trainsim has no CUDA measuring harness", 0), 0u);
+}
+#endif
+
+TEST(CalibrateCommand, QuickNeedsMeasure) {
+  cli::CalibrateOptions o;
+  o.base = "h100-sxm";
+  o.quick = true;
+  o.gemm_csv = testing::data_path("gemm/sm90-bf16-xla.csv");
+  o.out_path = "unused.textproto";
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::calibrate_command(o, out, err), 1);
+  EXPECT_EQ(err.str(), "error: calibrate: --quick bounds a measuring run; it needs --measure\n");
+}
+
+TEST(CalibrateCommand, WritesTheProfileAndRefusesToFitNothing) {
   std::ostringstream out, err;
   cli::CalibrateOptions none;
   none.base = "h100-sxm";
   EXPECT_EQ(cli::calibrate_command(none, out, err), 1);
-  EXPECT_NE(err.str().find("measuring on this machine's GPUs needs the CUDA benchmarks"), std::string::npos);
+  EXPECT_NE(err.str().find("error: calibrate: nothing to fit: measure this machine's GPUs with --measure"),
+            std::string::npos);
 
   const auto dir = std::filesystem::temp_directory_path() / "trainsim_calibrate_test";
   std::filesystem::create_directories(dir);
