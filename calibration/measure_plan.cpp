@@ -55,6 +55,7 @@ std::vector<GemmShape> model_gemm_shapes(const std::vector<std::string>& presets
     for (auto t : tensor) {
       for (auto b : micro_batches) {
         for (auto s : sequences) {
+          if (model->max_positions > 0 && s > model->max_positions) continue;  // past its learned positions
           models::ShardSpec shard;
           shard.micro_batch = b;
           shard.sequence = s;
