@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "cli/calibrate_command.hpp"
+#include "cli/detail/evaluate.hpp"
+#include "scenarios/loader.hpp"
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "tests/calibration/test_data.hpp"
@@ -74,6 +76,60 @@ TEST(ProfileFit, SlowerMeasuredGemmsRaiseComputeTimeByTheRatio) {
     const double tb = b.seconds_uncached(k) - overhead;
     EXPECT_NEAR(tb / ta, 1 / 0.8, 1e-9) << "N=" << n;
   }
+}
+
+// The same through a scenario: the two fitted profiles written as files, each referenced
+// by a scenario (`cluster { profile: "…" }`, relative to the scenario file). The loaded
+// scenarios price GEMMs 1/0.8 slower with the slow file, and the simulated iteration of a
+// GEMM-dominated run grows by no more than that ratio and by most of it.
+TEST(ProfileFit, ScenarioReferencingTheSlowerProfileFileRunsSlower) {
+  CalibrationInput in = recorded_input();
+  in.logs.clear();
+  in.name = "fast";
+  CalibrationOutput fast = calibrate(in);
+  for (auto& g : in.gemm_bf16) g.seconds /= 0.8;
+  in.name = "slow";
+  CalibrationOutput slow = calibrate(in);
+  ASSERT_EQ(fast.error, "");
+  ASSERT_EQ(slow.error, "");
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_profile_reference_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "profiles");
+  std::filesystem::create_directories(dir / "scenarios");
+  std::vector<scenarios::LoadedScenario> loaded;
+  for (const CalibrationOutput* o : {&fast, &slow}) {
+    std::string text;
+    ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(o->profile, &text));
+    std::ofstream(dir / "profiles" / (o->profile.name() + ".textproto")) << text;
+    const auto scenario = dir / "scenarios" / (o->profile.name() + ".textproto");
+    std::ofstream(scenario) << "model { preset: \"gpt3-175b\" }\n"
+                               "training { sequence_length: 2048 global_batch_size: 64 micro_batch_size: 1 }\n"
+                               "cluster { preset: \"dgx-h100\" nodes: 1 profile: \"../profiles/"
+                            << o->profile.name() << ".textproto\" }\n"
+                               "parallel { tensor: 8 pipeline: 1 }\n";
+    scenarios::LoadResult r = scenarios::load_file(scenario.string());
+    if (auto* d = std::get_if<std::vector<scenarios::Diagnostic>>(&r)) {
+      FAIL() << (d->empty() ? "" : d->front().str());
+    }
+    loaded.push_back(std::get<scenarios::LoadedScenario>(std::move(r)));
+  }
+  EXPECT_EQ(loaded[0].gpu.name(), "fast");
+  EXPECT_EQ(loaded[1].gpu.name(), "slow");
+  hardware::CostModel a(loaded[0].gpu), b(loaded[1].gpu);
+  const double overhead = loaded[0].gpu.kernel_overhead_s().value();
+  hardware::Kernel k;
+  k.cls = hardware::KernelClass::GEMM;
+  k.flops = 2.0 * 4096 * 4096 * 4096;
+  k.bytes = 2.0 * 3 * 4096 * 4096;
+  EXPECT_NEAR((b.seconds_uncached(k) - overhead) / (a.seconds_uncached(k) - overhead), 1 / 0.8, 1e-9);
+  const double t_fast = cli::detail::evaluate_fast(loaded[0], true, 8e9).iteration_s;
+  const double t_slow = cli::detail::evaluate_fast(loaded[1], true, 8e9).iteration_s;
+  // Only GEMMs slow down; attention, memory-bound kernels and communication do not, so the
+  // iteration grows by less than 1/0.8 = 1.25, and GPT-3's GEMMs dominate it.
+  std::printf("iteration with the fast profile file %.4f s, with the slow one %.4f s: ratio %.4f\n", t_fast, t_slow,
+              t_slow / t_fast);
+  EXPECT_GT(t_slow / t_fast, 1.1);
+  EXPECT_LT(t_slow / t_fast, 1.25);
 }
 
 TEST(ProfileFit, InputProblems) {
