@@ -3,6 +3,7 @@
 #include "calibration/alpha_beta_fit.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +25,59 @@ std::vector<SizeTime> points_of(const NcclTestsLog& log) {
 }
 
 std::string percent(double x) { return fmt::format("{:.2f} %", 100 * x); }
+
+// The fused-attention curve (batched_gemm_efficiency): the attention model fitted to the
+// measurements, with the error on held-back sequence lengths, evaluated per (sequence,
+// head) at head dimension 128 non-causal (the presets' usual head size; the curve's unit)
+// or, without those, the first measured head dimension and mask, at the sequence lengths
+// the measurements reach. Many pairs per call: the per-call cost is left out.
+std::string fit_attention_into(const CalibrationInput& in, hardware::GpuProfile& p, std::string& r) {
+  std::vector<std::int64_t> sequences;
+  for (const auto& m : in.attention)
+    if (std::find(sequences.begin(), sequences.end(), m.sequence) == sequences.end()) sequences.push_back(m.sequence);
+  std::sort(sequences.begin(), sequences.end());
+  if (in.attention.size() < 8 || sequences.size() < 4) {
+    return in.attention_origin + ": error: " + std::to_string(in.attention.size()) + " attention measurements over " +
+           std::to_string(sequences.size()) +
+           " sequence lengths; the fit with held-back sequence lengths needs at least 8 over 4";
+  }
+  // Every other interior sequence length held back (whole lengths, every head dimension).
+  std::vector<std::int64_t> held;
+  for (std::size_t i = 1; i + 1 < sequences.size(); i += 2) held.push_back(sequences[i]);
+  const std::vector<double> errors = hold_out_sequences(in.attention, held);
+  const AttentionModel m = fit_attention(in.attention);
+  const double peak = in.base.peak_bf16_flops().value();
+  AttentionModel::Plateau chosen = m.plateaus.front();
+  for (const auto& pl : m.plateaus)
+    if (pl.head_dim == 128 && !pl.causal) chosen = pl;
+  const std::string held_text = fmt::format(
+      "sequence lengths {} held back ({} measurements): median error {}, max {}", fmt::join(held, ", "), errors.size(),
+      percent(median_of(errors)), percent(*std::max_element(errors.begin(), errors.end())));
+  auto* curve = p.mutable_batched_gemm_efficiency();
+  curve->Clear();
+  curve->set_variable("fwd_bwd_flops_per_sequence_head");
+  for (std::int64_t s : sequences) {
+    const double x = 3.5 * 4.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(chosen.head_dim);
+    const double executed = chosen.causal ? x / 2 : x;
+    auto* pt = curve->add_point();
+    pt->set_x(x);
+    pt->set_efficiency(std::min(1.0, executed / (peak * (executed * chosen.seconds_per_flop + m.pair_s))));
+  }
+  curve->set_source(fmt::format("trainsim calibrate: attention model fitted to {} ({} measurements; head_dim {}{}), "
+                                "evaluated per (sequence, head) at the measured sequence lengths, without the fitted "
+                                "per-call cost of {:.1f} us (the cost model charges launches itself); {}",
+                                in.attention_origin, in.attention.size(), chosen.head_dim,
+                                chosen.causal ? " causal" : "", m.call_s * 1e6, held_text));
+  r += fmt::format("attention: {} measurements, {} head-dimension/mask plateaus, per (sequence, head) {:.2f} us, per "
+                   "call {:.1f} us\n",
+                   in.attention.size(), m.plateaus.size(), m.pair_s * 1e6, m.call_s * 1e6);
+  for (const auto& pl : m.plateaus) {
+    r += fmt::format("  head_dim {:>3} {:<10} plateau {:.1f} TFLOP/s ({:.3f} of peak)\n", pl.head_dim,
+                     pl.causal ? "causal" : "non-causal", 1e-12 / pl.seconds_per_flop, 1 / (pl.seconds_per_flop * peak));
+  }
+  r += "  " + held_text + "\n";
+  return "";
+}
 
 }  // namespace
 
@@ -148,7 +202,14 @@ CalibrationOutput calibrate(const CalibrationInput& in) {
     r += "  " + held_text + "\n";
     r += fmt::format("  gemm_efficiency written at square N = 256 … {} (largest measured dims), flat beyond\n", largest);
   }
-  if (in.logs.empty() && in.gemm_bf16.empty()) out.error = "error: nothing to fit (no nccl-tests log, no GEMM measurements)";
+  if (!in.attention.empty()) {
+    if (std::string e = fit_attention_into(in, p, r); !e.empty()) {
+      out.error = e;
+      return out;
+    }
+  }
+  if (in.logs.empty() && in.gemm_bf16.empty() && in.attention.empty())
+    out.error = "error: nothing to fit (no nccl-tests log, no GEMM or attention measurements)";
   p.set_description(in.base.description() + "; calibrated by trainsim calibrate");
   return out;
 }

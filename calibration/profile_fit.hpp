@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration/attention_fit.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
 #include "hardware/profile.pb.h"
@@ -18,6 +19,8 @@ struct CalibrationInput {
   std::vector<GemmMeasurement> gemm_bf16;
   std::string gemm_origin;  // file name, for the citation
   int sms = 0;              // streaming multiprocessors of the measured GPU (needed with GEMMs)
+  std::vector<AttentionMeasurement> attention;  // fused attention, forward + backward
+  std::string attention_origin;
 };
 
 struct CalibrationOutput {

@@ -25,9 +25,9 @@ constexpr std::size_t kMaxMeasurementBytes = std::size_t{64} << 20;
 
 int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
   CalibrateOptions o = options;
-  if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty()) {
+  if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty() && o.attention_csv.empty()) {
     err << "error: calibrate: nothing to fit: measure this machine's GPUs with --measure [--quick], or fit recorded "
-           "measurements with --nccl-tests LOG and/or --gemm-csv FILE\n";
+           "measurements with --nccl-tests LOG, --gemm-csv FILE and/or --attention-csv FILE\n";
     return 1;
   }
   if (o.quick && !o.measure) {
@@ -79,6 +79,7 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
   }
   std::vector<std::string> inputs = o.nccl_tests;
   if (!o.gemm_csv.empty()) inputs.push_back(o.gemm_csv);
+  if (!o.attention_csv.empty()) inputs.push_back(o.attention_csv);
   if (auto refused = detail::refuse_overwriting_inputs({{"--out", o.out_path}, {"--report", o.report_path}}, inputs)) {
     err << *refused << '\n';
     return 1;
@@ -114,6 +115,18 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
       return 1;
     }
     in.gemm_origin = o.gemm_csv;
+  }
+  if (!o.attention_csv.empty()) {
+    scenarios::InputFile file = scenarios::read_input_file(o.attention_csv, kMaxMeasurementBytes);
+    if (!file.ok()) {
+      err << o.attention_csv << ": error: cannot read file: " << file.error << '\n';
+      return 1;
+    }
+    if (std::string e = calibration::read_attention_csv(file.text, o.attention_csv, in.attention); !e.empty()) {
+      err << e << '\n';
+      return 1;
+    }
+    in.attention_origin = o.attention_csv;
   }
   calibration::CalibrationOutput result = calibration::calibrate(in);
   if (!result.error.empty()) {

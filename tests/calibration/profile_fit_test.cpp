@@ -132,6 +132,45 @@ TEST(ProfileFit, ScenarioReferencingTheSlowerProfileFileRunsSlower) {
   EXPECT_LT(t_slow / t_fast, 1.25);
 }
 
+// Fused attention measurements (FlashAttention-2's A100 chart) become the profile's
+// attention curve, with the error on held-back sequence lengths in its source.
+TEST(ProfileFit, AttentionMeasurementsGiveTheAttentionCurve) {
+  CalibrationInput in;
+  in.base = *hardware::find_profile("a100-80gb");
+  ASSERT_EQ(read_attention_csv(testing::read_data("attention/a100-fa2-fwd-bwd.csv"), "fa2.csv", in.attention), "");
+  in.attention_origin = "fa2.csv";
+  CalibrationOutput out = calibrate(in);
+  ASSERT_EQ(out.error, "");
+  const auto& curve = out.profile.batched_gemm_efficiency();
+  ASSERT_EQ(curve.point_size(), 6);  // 512 … 16k
+  // Per (sequence, head) at 16k, head_dim 128: the chart's 203 TFLOP/s of the A100's 312.
+  EXPECT_DOUBLE_EQ(curve.point(5).x(), 3.5 * 4 * 16384.0 * 16384.0 * 128);
+  EXPECT_NEAR(curve.point(5).efficiency(), 203.0 / 312.0, 0.03);
+  for (int i = 1; i < curve.point_size(); ++i) EXPECT_GT(curve.point(i).efficiency(), curve.point(i - 1).efficiency());
+  EXPECT_NE(curve.source().find("sequence lengths 1024, 4096 held back (6 measurements): median error"),
+            std::string::npos)
+      << curve.source();
+  std::string text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(out.profile, &text));
+  hardware::GpuProfile back;
+  EXPECT_EQ(hardware::parse_profile(text, "attention.textproto", back), "");
+  std::printf("%s", out.report.c_str());
+
+  // Through the command.
+  cli::CalibrateOptions o;
+  o.base = "a100-80gb";
+  o.attention_csv = testing::data_path("attention/a100-fa2-fwd-bwd.csv");
+  o.out_path = (std::filesystem::temp_directory_path() / "trainsim_attention_fit.textproto").string();
+  std::ostringstream cout_, cerr_;
+  EXPECT_EQ(cli::calibrate_command(o, cout_, cerr_), 0) << cerr_.str();
+  EXPECT_NE(cout_.str().find("attention: 21 measurements"), std::string::npos);
+
+  // Too few sequence lengths for a held-back fit.
+  in.attention.resize(5);
+  EXPECT_EQ(calibrate(in).error, "fa2.csv: error: 5 attention measurements over 5 sequence lengths; the fit with "
+                                 "held-back sequence lengths needs at least 8 over 4");
+}
+
 TEST(ProfileFit, InputProblems) {
   CalibrationInput in = recorded_input();
   in.sms = 0;
