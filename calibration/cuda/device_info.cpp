@@ -80,8 +80,11 @@ void read_clocks(RunRecord& run) {
   Nvml nvml;
   if (!nvml.up) return;
   for (auto& d : run.devices) {
+    // NVML wants the full "domain:bus:device.function" form, which CUDA gives.
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, d.index) != cudaSuccess) continue;
     NvmlDevice h = nullptr;
-    if (nvml.by_pci(d.pci_bus.c_str(), &h) != 0) continue;
+    if (nvml.by_pci(bus, &h) != 0) continue;
     unsigned mhz = 0;
     if (nvml.clock(h, kNvmlClockSm, &mhz) == 0) d.sm_clock_mhz = static_cast<int>(mhz);
     if (nvml.clock(h, kNvmlClockMem, &mhz) == 0) d.memory_clock_mhz = static_cast<int>(mhz);
