@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 namespace trainsim::calibration {
@@ -43,6 +44,8 @@ TEST(MeasurePlan, ShapesTheModelCannotRunAreLeftOut) {
 TEST(MeasurePlan, QuickPlanFitsTenMinutesAndCoversTheRanges) {
   MeasurePlan q = make_measure_plan(true);
   MeasurePlan f = make_measure_plan(false);
+  std::printf("plan: GEMM shapes quick %zu, full %zu; attention problems quick %zu, full %zu\n", q.gemm_shapes.size(),
+              f.gemm_shapes.size(), q.attention.size(), f.attention.size());
   // Four GEMM dtypes and the other phases within the total, the total within 10 minutes.
   EXPECT_LE(4 * q.gemm_s_per_dtype + q.attention_s + q.memory_s + q.copy_s + q.collective_s, q.total_s);
   EXPECT_LE(q.total_s, 600);
