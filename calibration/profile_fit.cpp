@@ -79,6 +79,46 @@ std::string fit_attention_into(const CalibrationInput& in, hardware::GpuProfile&
   return "";
 }
 
+// Copies: an α–β line per kind with the error on held-back sizes. The pinned host copies
+// set pcie_bytes_per_s, the one host-copy bandwidth the simulator reads
+// (hardware/profile.proto: "pinned host<->device, per direction"; hardware/cluster.cpp's
+// host links): with both directions measured, the slower, since either direction of an
+// offload or reload runs at the one rate the profile holds.
+std::string fit_copies_into(const CalibrationInput& in, hardware::GpuProfile& p, std::string& r) {
+  std::string error;
+  const std::vector<CopyKindFit> fits = fit_copies(in.copies, in.copies_origin, error);
+  if (!error.empty()) return error;
+  const CopyKindFit* pinned = nullptr;
+  std::string held_text;
+  r += fmt::format("copies: {} kinds from {}, t = alpha + bytes / bandwidth\n", fits.size(), in.copies_origin);
+  for (const auto& k : fits) {
+    std::vector<double> held_bytes = k.held.held_back_bytes;
+    const std::string held = fmt::format("sizes {} B held back: median error {}, max {}", fmt::join(held_bytes, ", "),
+                                         percent(k.held.median), percent(k.held.max));
+    r += fmt::format("  {:<14} {:>2} sizes, alpha {:.2f} us, bandwidth {:.3f} GB/s; {}\n", k.kind, k.sizes,
+                     k.alpha_s * 1e6, k.bytes_per_s * 1e-9, held);
+    if (k.kind == "h2d-pinned" || k.kind == "d2h-pinned") {
+      if (!(k.bytes_per_s > 0))
+        return in.copies_origin + ": error: copy kind \"" + k.kind +
+               "\": the fitted time does not grow with size (bandwidth unbounded); measure larger copies";
+      if (pinned == nullptr || k.bytes_per_s < pinned->bytes_per_s) {
+        pinned = &k;
+        held_text = held;
+      }
+    }
+  }
+  if (pinned == nullptr) {
+    r += "  no pinned host copy (h2d-pinned, d2h-pinned) measured: pcie_bytes_per_s left as the base profile's\n";
+    return "";
+  }
+  p.mutable_pcie_bytes_per_s()->set_value(pinned->bytes_per_s);
+  p.mutable_pcie_bytes_per_s()->set_source(
+      fmt::format("trainsim calibrate: {} alpha-beta fit to {} ({} sizes, alpha {:.2f} us); {}", pinned->kind,
+                  in.copies_origin, pinned->sizes, pinned->alpha_s * 1e6, held_text));
+  r += fmt::format("  pcie_bytes_per_s = {:.4g} (from {})\n", pinned->bytes_per_s, pinned->kind);
+  return "";
+}
+
 }  // namespace
 
 CalibrationOutput calibrate(const CalibrationInput& in) {
@@ -208,8 +248,14 @@ CalibrationOutput calibrate(const CalibrationInput& in) {
       return out;
     }
   }
-  if (in.logs.empty() && in.gemm_bf16.empty() && in.attention.empty())
-    out.error = "error: nothing to fit (no nccl-tests log, no GEMM or attention measurements)";
+  if (!in.copies.empty()) {
+    if (std::string e = fit_copies_into(in, p, r); !e.empty()) {
+      out.error = e;
+      return out;
+    }
+  }
+  if (in.logs.empty() && in.gemm_bf16.empty() && in.attention.empty() && in.copies.empty())
+    out.error = "error: nothing to fit (no nccl-tests log, no GEMM, attention or copy measurements)";
   p.set_description(in.base.description() + "; calibrated by trainsim calibrate");
   return out;
 }

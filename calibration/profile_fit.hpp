@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "calibration/attention_fit.hpp"
+#include "calibration/copy_fit.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
 #include "hardware/profile.pb.h"
@@ -21,6 +22,8 @@ struct CalibrationInput {
   int sms = 0;              // streaming multiprocessors of the measured GPU (needed with GEMMs)
   std::vector<AttentionMeasurement> attention;  // fused attention, forward + backward
   std::string attention_origin;
+  std::vector<SizedRecord> copies;  // copies.csv: α–β per kind; pinned host copies set pcie_bytes_per_s
+  std::string copies_origin;
 };
 
 struct CalibrationOutput {

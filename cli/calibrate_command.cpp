@@ -25,9 +25,9 @@ constexpr std::size_t kMaxMeasurementBytes = std::size_t{64} << 20;
 
 int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
   CalibrateOptions o = options;
-  if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty() && o.attention_csv.empty()) {
+  if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty() && o.attention_csv.empty() && o.copies_csv.empty()) {
     err << "error: calibrate: nothing to fit: measure this machine's GPUs with --measure [--quick], or fit recorded "
-           "measurements with --nccl-tests LOG, --gemm-csv FILE and/or --attention-csv FILE\n";
+           "measurements with --nccl-tests LOG, --gemm-csv FILE, --attention-csv FILE and/or --copies-csv FILE\n";
     return 1;
   }
   if (o.quick && !o.measure) {
@@ -60,13 +60,14 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
       o.gemm_csv = (fs::path(dir) / "gemm-bf16.csv").string();
       o.sms = m.run.devices.front().sms;
     }
+    if (fs::exists(fs::path(dir) / "copies.csv")) o.copies_csv = (fs::path(dir) / "copies.csv").string();
     std::vector<std::string> logs;
     if (fs::is_directory(fs::path(dir) / "nccl"))
       for (const auto& entry : fs::directory_iterator(fs::path(dir) / "nccl"))
         if (entry.path().extension() == ".txt") logs.push_back(entry.path().string());
     std::sort(logs.begin(), logs.end());  // directory order is not deterministic
     o.nccl_tests.insert(o.nccl_tests.end(), logs.begin(), logs.end());
-    if (o.nccl_tests.empty() && o.gemm_csv.empty()) {
+    if (o.nccl_tests.empty() && o.gemm_csv.empty() && o.copies_csv.empty()) {
       err << "error: calibrate --measure: the run measured nothing that can be fitted (see " << dir << "/run.csv)\n";
       return 1;
     }
@@ -80,6 +81,7 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
   std::vector<std::string> inputs = o.nccl_tests;
   if (!o.gemm_csv.empty()) inputs.push_back(o.gemm_csv);
   if (!o.attention_csv.empty()) inputs.push_back(o.attention_csv);
+  if (!o.copies_csv.empty()) inputs.push_back(o.copies_csv);
   if (auto refused = detail::refuse_overwriting_inputs({{"--out", o.out_path}, {"--report", o.report_path}}, inputs)) {
     err << *refused << '\n';
     return 1;
@@ -127,6 +129,18 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
       return 1;
     }
     in.attention_origin = o.attention_csv;
+  }
+  if (!o.copies_csv.empty()) {
+    scenarios::InputFile file = scenarios::read_input_file(o.copies_csv, kMaxMeasurementBytes);
+    if (!file.ok()) {
+      err << o.copies_csv << ": error: cannot read file: " << file.error << '\n';
+      return 1;
+    }
+    if (std::string e = calibration::read_sized_csv(file.text, o.copies_csv, in.copies); !e.empty()) {
+      err << e << '\n';
+      return 1;
+    }
+    in.copies_origin = o.copies_csv;
   }
   calibration::CalibrationOutput result = calibration::calibrate(in);
   if (!result.error.empty()) {

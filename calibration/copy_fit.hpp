@@ -1,0 +1,36 @@
+#pragma once
+// Copy bandwidths (host↔device pinned and pageable, device↔device, peer): one α–β line per
+// kind of copy, t(S) = α + S / bandwidth, fitted with the α–β fit the collectives use but
+// held to a single segment: a copy engine has no protocol switch to cut the size range at.
+// Input is the harness's copies.csv (calibration/measure_output.hpp: kind,bytes,seconds).
+#include <string>
+#include <vector>
+
+#include "calibration/alpha_beta_fit.hpp"
+#include "calibration/measure_output.hpp"
+
+namespace trainsim::calibration {
+
+struct CopyKindFit {
+  std::string kind;  // as copies.csv names it: "h2d-pinned", "d2h-pinned", "d2d", "peer-0-1", …
+  int sizes = 0;     // distinct sizes measured
+  double alpha_s = 0;
+  double bytes_per_s = 0;  // 1/β of the line fitted on every size
+  HoldoutResult held;      // every third size held back (alpha_beta_fit.hpp's hold_out_sizes)
+};
+
+// Distinct sizes a kind needs: stride 3 then holds back two whole sizes and fits on four.
+inline constexpr int kMinCopySizes = 6;
+inline constexpr int kCopyHoldoutStride = 3;
+
+// Reads "kind,bytes,seconds" (header first; '#' lines and blank lines skipped). Errors name
+// origin, line and field. Appends to `out`; returns "" or the error.
+[[nodiscard]] std::string read_sized_csv(const std::string& text, const std::string& origin,
+                                         std::vector<SizedRecord>& out);
+
+// One fit per kind, kinds in order of first appearance. A kind with fewer than
+// kMinCopySizes distinct sizes is an error naming it (returned in `error`).
+[[nodiscard]] std::vector<CopyKindFit> fit_copies(const std::vector<SizedRecord>& rows, const std::string& origin,
+                                                  std::string& error);
+
+}  // namespace trainsim::calibration
