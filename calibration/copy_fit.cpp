@@ -75,7 +75,7 @@ std::string read_sized_csv(const std::string& text, const std::string& origin, s
 }
 
 std::vector<CopyKindFit> fit_copies(const std::vector<SizedRecord>& rows, const std::string& origin,
-                                    std::string& error) {
+                                    std::string& error, std::vector<std::string>* skipped) {
   std::vector<CopyKindFit> fits;
   std::vector<std::vector<SizeTime>> points;
   for (const auto& r : rows) {
@@ -96,15 +96,23 @@ std::vector<CopyKindFit> fit_copies(const std::vector<SizedRecord>& rows, const 
       if (std::find(distinct.begin(), distinct.end(), p.bytes) == distinct.end()) distinct.push_back(p.bytes);
     k.sizes = static_cast<int>(distinct.size());
     if (k.sizes < kMinCopySizes || all.segments.size() != 1) {
-      error = origin + ": error: copy kind \"" + k.kind + "\" has " + std::to_string(k.sizes) +
-              " distinct sizes; the fit with held-back sizes needs at least " + std::to_string(kMinCopySizes);
-      return {};
+      const std::string why = "copy kind \"" + k.kind + "\" has " + std::to_string(k.sizes) +
+                              " distinct sizes; the fit with held-back sizes needs at least " +
+                              std::to_string(kMinCopySizes);
+      if (skipped == nullptr) {
+        error = origin + ": error: " + why;
+        return {};
+      }
+      skipped->push_back(why);
+      k.sizes = -1;  // dropped below
+      continue;
     }
     k.alpha_s = all.segments[0].alpha_s;
     const double beta = all.segments[0].beta_s_per_byte;
     k.bytes_per_s = beta > 0 ? 1 / beta : 0;
     k.held = hold_out_sizes(points[i], kCopyHoldoutStride, one_line());
   }
+  fits.erase(std::remove_if(fits.begin(), fits.end(), [](const CopyKindFit& k) { return k.sizes < 0; }), fits.end());
   return fits;
 }
 

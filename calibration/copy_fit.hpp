@@ -29,8 +29,10 @@ inline constexpr int kCopyHoldoutStride = 3;
                                          std::vector<SizedRecord>& out);
 
 // One fit per kind, kinds in order of first appearance. A kind with fewer than
-// kMinCopySizes distinct sizes is an error naming it (returned in `error`).
+// kMinCopySizes distinct sizes is an error naming it (returned in `error`) or, when
+// `skipped` is given, is left out and described there (a measuring run cut short by its
+// time budget still fits the kinds it completed).
 [[nodiscard]] std::vector<CopyKindFit> fit_copies(const std::vector<SizedRecord>& rows, const std::string& origin,
-                                                  std::string& error);
+                                                  std::string& error, std::vector<std::string>* skipped = nullptr);
 
 }  // namespace trainsim::calibration

@@ -86,11 +86,15 @@ std::string fit_attention_into(const CalibrationInput& in, hardware::GpuProfile&
 // offload or reload runs at the one rate the profile holds.
 std::string fit_copies_into(const CalibrationInput& in, hardware::GpuProfile& p, std::string& r) {
   std::string error;
-  const std::vector<CopyKindFit> fits = fit_copies(in.copies, in.copies_origin, error);
+  std::vector<std::string> skipped;
+  const std::vector<CopyKindFit> fits =
+      fit_copies(in.copies, in.copies_origin, error, in.skip_short_copy_kinds ? &skipped : nullptr);
   if (!error.empty()) return error;
   const CopyKindFit* pinned = nullptr;
   std::string held_text;
-  r += fmt::format("copies: {} kinds from {}, t = alpha + bytes / bandwidth\n", fits.size(), in.copies_origin);
+  r += fmt::format("copies from {}: {} kind{}, t = alpha + bytes / bandwidth\n", in.copies_origin, fits.size(),
+                   fits.size() == 1 ? "" : "s");
+  for (const auto& why : skipped) r += "  not fitted: " + why + "\n";
   for (const auto& k : fits) {
     std::vector<double> held_bytes = k.held.held_back_bytes;
     const std::string held = fmt::format("sizes {} B held back: median error {}, max {}", fmt::join(held_bytes, ", "),

@@ -24,6 +24,7 @@ struct CalibrationInput {
   std::string attention_origin;
   std::vector<SizedRecord> copies;  // copies.csv: α–β per kind; pinned host copies set pcie_bytes_per_s
   std::string copies_origin;
+  bool skip_short_copy_kinds = false;  // a kind with too few sizes is reported, not an error (--measure)
 };
 
 struct CalibrationOutput {

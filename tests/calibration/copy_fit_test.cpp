@@ -69,6 +69,26 @@ TEST(CopyFit, TooFewSizesIsAnError) {
   std::string error;
   EXPECT_TRUE(fit_copies(rows, "x.csv", error).empty());
   EXPECT_EQ(error, "x.csv: error: copy kind \"d2d\" has 1 distinct sizes; the fit with held-back sizes needs at least 6");
+
+  // After a measuring run (cut by its time budget) the short kind is reported, the others fitted.
+  std::vector<std::string> skipped;
+  error.clear();
+  const auto fits = fit_copies(rows, "x.csv", error, &skipped);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(fits.size(), 1u);
+  EXPECT_EQ(fits[0].kind, "d2h-pinned");
+  EXPECT_EQ(skipped, (std::vector<std::string>{
+                         "copy kind \"d2d\" has 1 distinct sizes; the fit with held-back sizes needs at least 6"}));
+  CalibrationInput in;
+  in.base = *hardware::find_profile("a100-80gb");
+  in.copies = rows;
+  in.copies_origin = "x.csv";
+  EXPECT_EQ(calibrate(in).error,
+            "x.csv: error: copy kind \"d2d\" has 1 distinct sizes; the fit with held-back sizes needs at least 6");
+  in.skip_short_copy_kinds = true;
+  const CalibrationOutput out = calibrate(in);
+  EXPECT_EQ(out.error, "");
+  EXPECT_NE(out.report.find("  not fitted: copy kind \"d2d\" has 1 distinct sizes"), std::string::npos) << out.report;
 }
 
 TEST(CopyFit, ReaderRejectsBadInputWithLineAndField) {
