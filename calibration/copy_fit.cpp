@@ -90,11 +90,17 @@ std::vector<CopyKindFit> fit_copies(const std::vector<SizedRecord>& rows, const 
   }
   for (std::size_t i = 0; i < fits.size(); ++i) {
     CopyKindFit& k = fits[i];
-    const AlphaBetaFit all = fit_alpha_beta(points[i], one_line());
     std::vector<double> distinct;
-    for (const auto& p : points[i])
-      if (std::find(distinct.begin(), distinct.end(), p.bytes) == distinct.end()) distinct.push_back(p.bytes);
+    for (const auto& p : points[i]) distinct.push_back(p.bytes);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     k.sizes = static_cast<int>(distinct.size());
+    if (distinct.size() > kMaxCopySizes) {
+      error = origin + ": error: copy kind \"" + k.kind + "\" has " + std::to_string(k.sizes) +
+              " distinct sizes; at most " + std::to_string(kMaxCopySizes) + " are fitted (the fit is cubic in them)";
+      return {};
+    }
+    const AlphaBetaFit all = fit_alpha_beta(points[i], one_line());
     if (k.sizes < kMinCopySizes || all.segments.size() != 1) {
       const std::string why = "copy kind \"" + k.kind + "\" has " + std::to_string(k.sizes) +
                               " distinct sizes; the fit with held-back sizes needs at least " +

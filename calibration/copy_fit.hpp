@@ -3,6 +3,7 @@
 // kind of copy, t(S) = α + S / bandwidth, fitted with the α–β fit the collectives use but
 // held to a single segment: a copy engine has no protocol switch to cut the size range at.
 // Input is the harness's copies.csv (calibration/measure_output.hpp: kind,bytes,seconds).
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct CopyKindFit {
 // Distinct sizes a kind needs: stride 3 then holds back two whole sizes and fits on four.
 inline constexpr int kMinCopySizes = 6;
 inline constexpr int kCopyHoldoutStride = 3;
+// As for nccl-tests logs (profile_fit.cpp): the α–β fit is cubic in the sizes, and a sweep
+// doubling from 1 B to 16 GiB has 35.
+inline constexpr std::size_t kMaxCopySizes = 512;
 
 // Reads "kind,bytes,seconds" (header first; '#' lines and blank lines skipped). Errors name
 // origin, line and field. Appends to `out`; returns "" or the error.

@@ -91,6 +91,15 @@ TEST(CopyFit, TooFewSizesIsAnError) {
   EXPECT_NE(out.report.find("  not fitted: copy kind \"d2d\" has 1 distinct sizes"), std::string::npos) << out.report;
 }
 
+TEST(CopyFit, TooManySizesAreRefused) {
+  std::vector<SizedRecord> rows;
+  for (int i = 1; i <= 513; ++i) rows.push_back({"d2d", i, 1e-5 + i * 1e-9});
+  std::string error;
+  EXPECT_TRUE(fit_copies(rows, "x.csv", error).empty());
+  EXPECT_EQ(error, "x.csv: error: copy kind \"d2d\" has 513 distinct sizes; at most 512 are fitted (the fit is cubic in "
+                   "them)");
+}
+
 TEST(CopyFit, ReaderRejectsBadInputWithLineAndField) {
   auto read = [](const std::string& text) {
     std::vector<SizedRecord> rows;
