@@ -27,7 +27,8 @@ bool valid_kind(const std::string& k) {
 
 }  // namespace
 
-std::string read_sized_csv(const std::string& text, const std::string& origin, std::vector<SizedRecord>& out) {
+std::string read_sized_csv(const std::string& text, const std::string& origin, std::vector<SizedRecord>& out,
+                           const std::string& zero_bytes_kind) {
   static const char* const kHeader = "kind,bytes,seconds";
   std::istringstream in(text);
   std::string line;
@@ -58,8 +59,10 @@ std::string read_sized_csv(const std::string& text, const std::string& origin, s
     {
       const char* last = f[1].data() + f[1].size();
       auto [p, ec] = std::from_chars(f[1].data(), last, r.bytes);
-      if (ec != std::errc() || p != last || r.bytes <= 0)
-        return at + "bytes: \"" + f[1] + "\" is not a positive integer";
+      const bool zero_ok = !zero_bytes_kind.empty() && r.kind == zero_bytes_kind;
+      if (ec != std::errc() || p != last || r.bytes < 0 || (r.bytes == 0 && !zero_ok))
+        return at + "bytes: \"" + f[1] + "\" is not a positive integer" +
+               (zero_bytes_kind.empty() ? "" : " (0 only for kind \"" + zero_bytes_kind + "\")");
     }
     {
       const char* last = f[2].data() + f[2].size();
@@ -75,7 +78,7 @@ std::string read_sized_csv(const std::string& text, const std::string& origin, s
 }
 
 std::vector<CopyKindFit> fit_copies(const std::vector<SizedRecord>& rows, const std::string& origin,
-                                    std::string& error, std::vector<std::string>* skipped) {
+                                    std::string& error, std::vector<std::string>* skipped, const std::string& noun) {
   std::vector<CopyKindFit> fits;
   std::vector<std::vector<SizeTime>> points;
   for (const auto& r : rows) {
@@ -96,13 +99,13 @@ std::vector<CopyKindFit> fit_copies(const std::vector<SizedRecord>& rows, const 
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     k.sizes = static_cast<int>(distinct.size());
     if (distinct.size() > kMaxCopySizes) {
-      error = origin + ": error: copy kind \"" + k.kind + "\" has " + std::to_string(k.sizes) +
+      error = origin + ": error: " + noun + " \"" + k.kind + "\" has " + std::to_string(k.sizes) +
               " distinct sizes; at most " + std::to_string(kMaxCopySizes) + " are fitted (the fit is cubic in them)";
       return {};
     }
     const AlphaBetaFit all = fit_alpha_beta(points[i], one_line());
     if (k.sizes < kMinCopySizes || all.segments.size() != 1) {
-      const std::string why = "copy kind \"" + k.kind + "\" has " + std::to_string(k.sizes) +
+      const std::string why = noun + " \"" + k.kind + "\" has " + std::to_string(k.sizes) +
                               " distinct sizes; the fit with held-back sizes needs at least " +
                               std::to_string(kMinCopySizes);
       if (skipped == nullptr) {

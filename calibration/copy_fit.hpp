@@ -28,15 +28,18 @@ inline constexpr int kCopyHoldoutStride = 3;
 inline constexpr std::size_t kMaxCopySizes = 512;
 
 // Reads "kind,bytes,seconds" (header first; '#' lines and blank lines skipped). Errors name
-// origin, line and field. Appends to `out`; returns "" or the error.
+// origin, line and field. Appends to `out`; returns "" or the error. Rows of
+// `zero_bytes_kind` (memory.csv's "launch": seconds per empty kernel) may have 0 bytes.
 [[nodiscard]] std::string read_sized_csv(const std::string& text, const std::string& origin,
-                                         std::vector<SizedRecord>& out);
+                                         std::vector<SizedRecord>& out, const std::string& zero_bytes_kind = "");
 
 // One fit per kind, kinds in order of first appearance. A kind with fewer than
 // kMinCopySizes distinct sizes is an error naming it (returned in `error`) or, when
 // `skipped` is given, is left out and described there (a measuring run cut short by its
 // time budget still fits the kinds it completed).
+// `noun` names a kind in messages ("copy kind", "memory kernel").
 [[nodiscard]] std::vector<CopyKindFit> fit_copies(const std::vector<SizedRecord>& rows, const std::string& origin,
-                                                  std::string& error, std::vector<std::string>* skipped = nullptr);
+                                                  std::string& error, std::vector<std::string>* skipped = nullptr,
+                                                  const std::string& noun = "copy kind");
 
 }  // namespace trainsim::calibration

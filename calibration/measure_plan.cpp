@@ -119,7 +119,12 @@ MeasurePlan make_measure_plan(bool quick) {
   }
   p.attention = spread_order(attention);
 
-  p.memory_kernel_bytes = spread_order(powers_of_two(std::int64_t{1} << 20, std::int64_t{1} << 31, quick ? 2 : 1));
+  // Full: up to 4 GiB so that six sizes (128 MiB … 4 GiB) are above the memory fit's L2 cut
+  // (memory_fit.hpp: 100 MB of traffic), the fewest its held-back check needs; Adam's
+  // footprint at 4 GiB is 8 GiB, and larger sizes than free memory allows are skipped.
+  // Quick: every other size up to 1 GiB (too few above the cut to fit; reported as such).
+  p.memory_kernel_bytes = spread_order(quick ? powers_of_two(std::int64_t{1} << 20, std::int64_t{1} << 31, 2)
+                                             : powers_of_two(std::int64_t{1} << 20, std::int64_t{1} << 32, 1));
   p.copy_bytes = spread_order(powers_of_two(std::int64_t{4} << 10, std::int64_t{1} << 30, quick ? 2 : 1));
   // nccl-tests' default sweep (-b 8 -e 4G -f 2); quick: every other size. Collectives stay in
   // ascending order, as nccl-tests runs them and as the log table lists them.

@@ -123,6 +123,59 @@ std::string fit_copies_into(const CalibrationInput& in, hardware::GpuProfile& p,
   return "";
 }
 
+// Memory-bound kernels: an α–β line per kernel on the sizes above L2 (memory_fit.hpp). The
+// streaming one — "elementwise" (the harness's residual add), else "copy" — sets
+// memory_efficiency, the fraction of hbm_bytes_per_s the cost model gives every
+// memory-bound kernel (hardware/cost_model.cpp).
+std::string fit_memory_into(const CalibrationInput& in, hardware::GpuProfile& p, std::string& r) {
+  std::string error;
+  std::vector<std::string> skipped;
+  const MemoryFit fit =
+      fit_memory(in.memory, in.memory_origin, error, in.skip_short_copy_kinds ? &skipped : nullptr);
+  if (!error.empty()) return error;
+  r += fmt::format("memory-bound kernels from {}: {} kernel{}, t = alpha + bytes / bandwidth, on sizes of at least "
+                   "{:.0f} MB of traffic ({} smaller row{} left out: L2)\n",
+                   in.memory_origin, fit.kernels.size(), fit.kernels.size() == 1 ? "" : "s", kMinStreamingBytes / 1e6,
+                   fit.rows_below_l2, fit.rows_below_l2 == 1 ? "" : "s");
+  for (const auto& why : skipped) r += "  not fitted: " + why + "\n";
+  const CopyKindFit* streaming = nullptr;
+  std::string held_text;
+  for (const auto& k : fit.kernels) {
+    const std::string held = fmt::format("sizes {} B held back: median error {}, max {}",
+                                         fmt::join(k.held.held_back_bytes, ", "), percent(k.held.median),
+                                         percent(k.held.max));
+    r += fmt::format("  {:<14} {:>2} sizes, alpha {:.2f} us, bandwidth {:.3f} GB/s; {}\n", k.kind, k.sizes,
+                     k.alpha_s * 1e6, k.bytes_per_s * 1e-9, held);
+    const bool preferred = k.kind == "elementwise" || (k.kind == "copy" && streaming == nullptr);
+    if (preferred && (streaming == nullptr || streaming->kind != "elementwise")) {
+      streaming = &k;
+      held_text = held;
+    }
+  }
+  if (streaming == nullptr) {
+    r += "  no streaming kernel (elementwise, copy) fitted: memory_efficiency left as the base profile's\n";
+    return "";
+  }
+  if (!(streaming->bytes_per_s > 0))
+    return in.memory_origin + ": error: memory kernel \"" + streaming->kind +
+           "\": the fitted time does not grow with size (bandwidth unbounded); measure larger sizes";
+  const double hbm = p.hbm_bytes_per_s().value();
+  const double efficiency = streaming->bytes_per_s / hbm;
+  if (!(hbm > 0) || efficiency > 1)
+    return in.memory_origin + ": error: memory kernel \"" + streaming->kind + "\": fitted bandwidth " +
+           fmt::format("{:.4g}", streaming->bytes_per_s) + " B/s exceeds the base profile's hbm_bytes_per_s " +
+           fmt::format("{:.4g}", hbm) + "; calibrate against the profile of the measured GPU";
+  p.mutable_memory_efficiency()->set_value(efficiency);
+  p.mutable_memory_efficiency()->set_source(fmt::format(
+      "trainsim calibrate: {} alpha-beta fit to {} ({} sizes of at least {:.0f} MB traffic, alpha {:.2f} us, "
+      "{:.4g} B/s over hbm_bytes_per_s {:.4g}); {}",
+      streaming->kind, in.memory_origin, streaming->sizes, kMinStreamingBytes / 1e6, streaming->alpha_s * 1e6,
+      streaming->bytes_per_s, hbm, held_text));
+  r += fmt::format("  memory_efficiency = {:.4f} (from {}: {:.4g} B/s of {:.4g})\n", efficiency, streaming->kind,
+                   streaming->bytes_per_s, hbm);
+  return "";
+}
+
 }  // namespace
 
 CalibrationOutput calibrate(const CalibrationInput& in) {
@@ -258,8 +311,14 @@ CalibrationOutput calibrate(const CalibrationInput& in) {
       return out;
     }
   }
-  if (in.logs.empty() && in.gemm_bf16.empty() && in.attention.empty() && in.copies.empty())
-    out.error = "error: nothing to fit (no nccl-tests log, no GEMM, attention or copy measurements)";
+  if (!in.memory.empty()) {
+    if (std::string e = fit_memory_into(in, p, r); !e.empty()) {
+      out.error = e;
+      return out;
+    }
+  }
+  if (in.logs.empty() && in.gemm_bf16.empty() && in.attention.empty() && in.copies.empty() && in.memory.empty())
+    out.error = "error: nothing to fit (no nccl-tests log, no GEMM, attention, copy or memory measurements)";
   p.set_description(in.base.description() + "; calibrated by trainsim calibrate");
   return out;
 }

@@ -8,6 +8,7 @@
 #include "calibration/attention_fit.hpp"
 #include "calibration/copy_fit.hpp"
 #include "calibration/gemm_fit.hpp"
+#include "calibration/memory_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
 #include "hardware/profile.pb.h"
 
@@ -25,6 +26,8 @@ struct CalibrationInput {
   std::vector<SizedRecord> copies;  // copies.csv: α–β per kind; pinned host copies set pcie_bytes_per_s
   std::string copies_origin;
   bool skip_short_copy_kinds = false;  // a kind with too few sizes is reported, not an error (--measure)
+  std::vector<SizedRecord> memory;     // memory.csv: α–β per kernel; copy/elementwise set memory_efficiency
+  std::string memory_origin;
 };
 
 struct CalibrationOutput {

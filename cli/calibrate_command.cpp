@@ -25,9 +25,11 @@ constexpr std::size_t kMaxMeasurementBytes = std::size_t{64} << 20;
 
 int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
   CalibrateOptions o = options;
-  if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty() && o.attention_csv.empty() && o.copies_csv.empty()) {
+  if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty() && o.attention_csv.empty() && o.copies_csv.empty() &&
+      o.memory_csv.empty()) {
     err << "error: calibrate: nothing to fit: measure this machine's GPUs with --measure [--quick], or fit recorded "
-           "measurements with --nccl-tests LOG, --gemm-csv FILE, --attention-csv FILE and/or --copies-csv FILE\n";
+           "measurements with --nccl-tests LOG, --gemm-csv FILE, --attention-csv FILE, --copies-csv FILE and/or "
+           "--memory-csv FILE\n";
     return 1;
   }
   if (o.quick && !o.measure) {
@@ -54,20 +56,22 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
     calibration::cuda::MeasureResult m = calibration::cuda::measure(mo, out, err);
     if (m.status != 0) return 1;
     // Fit what was measured: the BF16 GEMMs (the cost model's GEMM curve), the copies
-    // (pcie_bytes_per_s) and every collective log; the other files stay as raw data.
+    // (pcie_bytes_per_s), the memory-bound kernels (memory_efficiency) and every collective
+    // log; the other files stay as raw data.
     namespace fs = std::filesystem;
     if (fs::exists(fs::path(dir) / "gemm-bf16.csv")) {
       o.gemm_csv = (fs::path(dir) / "gemm-bf16.csv").string();
       o.sms = m.run.devices.front().sms;
     }
     if (fs::exists(fs::path(dir) / "copies.csv")) o.copies_csv = (fs::path(dir) / "copies.csv").string();
+    if (fs::exists(fs::path(dir) / "memory.csv")) o.memory_csv = (fs::path(dir) / "memory.csv").string();
     std::vector<std::string> logs;
     if (fs::is_directory(fs::path(dir) / "nccl"))
       for (const auto& entry : fs::directory_iterator(fs::path(dir) / "nccl"))
         if (entry.path().extension() == ".txt") logs.push_back(entry.path().string());
     std::sort(logs.begin(), logs.end());  // directory order is not deterministic
     o.nccl_tests.insert(o.nccl_tests.end(), logs.begin(), logs.end());
-    if (o.nccl_tests.empty() && o.gemm_csv.empty() && o.copies_csv.empty()) {
+    if (o.nccl_tests.empty() && o.gemm_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty()) {
       err << "error: calibrate --measure: the run measured nothing that can be fitted (see " << dir << "/run.csv)\n";
       return 1;
     }
@@ -82,6 +86,7 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
   if (!o.gemm_csv.empty()) inputs.push_back(o.gemm_csv);
   if (!o.attention_csv.empty()) inputs.push_back(o.attention_csv);
   if (!o.copies_csv.empty()) inputs.push_back(o.copies_csv);
+  if (!o.memory_csv.empty()) inputs.push_back(o.memory_csv);
   if (auto refused = detail::refuse_overwriting_inputs({{"--out", o.out_path}, {"--report", o.report_path}}, inputs)) {
     err << *refused << '\n';
     return 1;
@@ -142,6 +147,19 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
     }
     in.copies_origin = o.copies_csv;
     in.skip_short_copy_kinds = o.measure;  // a run cut by its time budget: fit the kinds it completed
+  }
+  if (!o.memory_csv.empty()) {
+    scenarios::InputFile file = scenarios::read_input_file(o.memory_csv, kMaxMeasurementBytes);
+    if (!file.ok()) {
+      err << o.memory_csv << ": error: cannot read file: " << file.error << '\n';
+      return 1;
+    }
+    if (std::string e = calibration::read_sized_csv(file.text, o.memory_csv, in.memory, calibration::kLaunchKernel);
+        !e.empty()) {
+      err << e << '\n';
+      return 1;
+    }
+    in.memory_origin = o.memory_csv;
   }
   calibration::CalibrationOutput result = calibration::calibrate(in);
   if (!result.error.empty()) {

@@ -135,6 +135,9 @@ int run_main(int argc, char** argv) {
                             "fused attention fwd+bwd throughput, columns batch,heads,sequence,head_dim,causal,flops_per_s");
   calibrate_cmd->add_option("--copies-csv", calibrate.copies_csv,
                             "copy times, columns kind,bytes,seconds (kinds h2d-pinned, d2h-pinned, d2d, peer-0-1, …)");
+  calibrate_cmd->add_option("--memory-csv", calibrate.memory_csv,
+                            "memory-bound kernel times, columns kind,bytes,seconds (kinds elementwise, copy, layernorm, "
+                            "…; launch with bytes 0); sets memory_efficiency");
   calibrate_cmd->add_option("--report", calibrate.report_path, "write the fit report here instead of stdout");
   calibrate_cmd->add_flag("--measure", calibrate.measure,
                           "measure this machine's GPUs first (GEMMs, attention, memory-bound kernels, copies, NCCL), "

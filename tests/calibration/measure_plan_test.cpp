@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "calibration/memory_fit.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -100,4 +102,12 @@ TEST(MeasurePlan, PhaseBudgetsEndAtTheRunsDeadline) {
 }
 
 }  // namespace
+// The full plan reaches enough sizes above the memory fit's L2 cut for its held-back check.
+TEST(MeasurePlan, FullPlanHasEnoughMemorySizesAboveL2) {
+  const MeasurePlan f = make_measure_plan(false);
+  const auto above = std::count_if(f.memory_kernel_bytes.begin(), f.memory_kernel_bytes.end(),
+                                   [](std::int64_t b) { return static_cast<double>(b) >= kMinStreamingBytes; });
+  EXPECT_GE(above, kMinCopySizes);
+}
+
 }  // namespace trainsim::calibration
