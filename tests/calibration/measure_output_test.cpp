@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "calibration/memory_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
 
 namespace trainsim::calibration {
@@ -107,4 +108,16 @@ TEST(MeasureOutput, RunCsvRecordsVersionsAndClocks) {
 }
 
 }  // namespace
+// memory.csv as the harness writes it (with its launch row) reads back for the memory fit.
+TEST(MeasureOutput, MemoryCsvReadsBackWithItsLaunchRow) {
+  const std::vector<SizedRecord> rows = {{"launch", 0, 2.5e-6}, {"elementwise", 1 << 20, 1e-5}};
+  std::vector<SizedRecord> back;
+  ASSERT_EQ(read_sized_csv(write_sized_csv(rows), "memory.csv", back, kLaunchKernel), "");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].kind, "launch");
+  EXPECT_EQ(back[0].bytes, 0);
+  EXPECT_EQ(back[1].bytes, 1 << 20);
+  EXPECT_DOUBLE_EQ(back[1].seconds, 1e-5);
+}
+
 }  // namespace trainsim::calibration

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "calibration/memory_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
 #include "cli/calibrate_command.hpp"
 
@@ -61,6 +62,8 @@ TEST(Measure, AShortRunOnAGpuWritesFilesTheFitsRead) {
   ASSERT_EQ(read_gemm_csv(slurp(dir / "gemm-bf16.csv"), "gemm-bf16.csv", gemms), "");
   for (const auto& g : gemms) EXPECT_GT(g.seconds, 0);
   EXPECT_NE(slurp(dir / "memory.csv").find("\nlaunch,0,"), std::string::npos);
+  std::vector<SizedRecord> memory;  // what calibrate --memory-csv reads
+  EXPECT_EQ(read_sized_csv(slurp(dir / "memory.csv"), "memory.csv", memory, kLaunchKernel), "");
   EXPECT_NE(slurp(dir / "run.csv").find("gpu0.name,"), std::string::npos);
   if (std::filesystem::is_directory(dir / "nccl")) {
     for (const auto& entry : std::filesystem::directory_iterator(dir / "nccl")) {
