@@ -10,11 +10,12 @@
 
 namespace trainsim::calibration {
 
-// Rows with less traffic than this are left out of the fit: a kernel's source and
-// destination each stay above 50 MB, the L2 size of the largest-L2 GPU the profiles model
-// (NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022: "50 MB L2 cache"; A100: 40 MB,
-// NVIDIA A100 whitepaper). Below it a repeated kernel can be served partly from L2 and its
-// time is not an HBM time. Fixed from the cache size, not from the measurements.
+// Rows with less traffic than this are left out of the fit. These kernels touch each byte
+// of their tensors once, so traffic is their footprint; at twice the L2 of the largest-L2
+// GPU the profiles model (50 MB: NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022;
+// A100: 40 MB, NVIDIA A100 whitepaper) most of it cannot stay in L2 between repeats (for a
+// copy, source and destination each exceed L2). Below it a repeated kernel is served partly
+// from L2 and its time is not an HBM time. Fixed from the cache size, not from the data.
 inline constexpr double kMinStreamingBytes = 2 * 50e6;
 
 // memory.csv's kernel timing launches (bytes 0, seconds per empty launch); not fitted here.
