@@ -10,8 +10,9 @@
 
 namespace trainsim::calibration {
 
-// Rows with less traffic than this are left out of the fit. These kernels touch each byte
-// of their tensors once, so traffic is their footprint; at twice the L2 of the largest-L2
+// Rows with less traffic than this are left out of the fit. Copy, element-wise, norm and
+// softmax kernels touch each byte of their tensors once, so traffic is their footprint
+// (Adam re-writes what it reads: footprint 16 of its 28 bytes per parameter); at twice the L2 of the largest-L2
 // GPU the profiles model (50 MB: NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022;
 // A100: 40 MB, NVIDIA A100 whitepaper) most of it cannot stay in L2 between repeats (for a
 // copy, source and destination each exceed L2). Below it a repeated kernel is served partly
