@@ -3,6 +3,7 @@
 #include "calibration/alpha_beta_fit.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +25,156 @@ std::vector<SizeTime> points_of(const NcclTestsLog& log) {
 }
 
 std::string percent(double x) { return fmt::format("{:.2f} %", 100 * x); }
+
+// The fused-attention curve (batched_gemm_efficiency): the attention model fitted to the
+// measurements, with the error on held-back sequence lengths, evaluated per (sequence,
+// head) at head dimension 128 non-causal (the presets' usual head size; the curve's unit)
+// or, without those, the first measured head dimension and mask, at the sequence lengths
+// the measurements reach. Many pairs per call: the per-call cost is left out.
+std::string fit_attention_into(const CalibrationInput& in, hardware::GpuProfile& p, std::string& r) {
+  std::vector<std::int64_t> sequences;
+  for (const auto& m : in.attention)
+    if (std::find(sequences.begin(), sequences.end(), m.sequence) == sequences.end()) sequences.push_back(m.sequence);
+  std::sort(sequences.begin(), sequences.end());
+  if (in.attention.size() < 8 || sequences.size() < 4) {
+    return in.attention_origin + ": error: " + std::to_string(in.attention.size()) + " attention measurements over " +
+           std::to_string(sequences.size()) +
+           " sequence lengths; the fit with held-back sequence lengths needs at least 8 over 4";
+  }
+  // Every other interior sequence length held back (whole lengths, every head dimension).
+  std::vector<std::int64_t> held;
+  for (std::size_t i = 1; i + 1 < sequences.size(); i += 2) held.push_back(sequences[i]);
+  const std::vector<double> errors = hold_out_sequences(in.attention, held);
+  const AttentionModel m = fit_attention(in.attention);
+  const double peak = in.base.peak_bf16_flops().value();
+  AttentionModel::Plateau chosen = m.plateaus.front();
+  for (const auto& pl : m.plateaus)
+    if (pl.head_dim == 128 && !pl.causal) chosen = pl;
+  const std::string held_text = fmt::format(
+      "sequence lengths {} held back ({} measurements): median error {}, max {}", fmt::join(held, ", "), errors.size(),
+      percent(median_of(errors)), percent(*std::max_element(errors.begin(), errors.end())));
+  auto* curve = p.mutable_batched_gemm_efficiency();
+  curve->Clear();
+  curve->set_variable("fwd_bwd_flops_per_sequence_head");
+  for (std::int64_t s : sequences) {
+    const double x = 3.5 * 4.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(chosen.head_dim);
+    const double executed = chosen.causal ? x / 2 : x;
+    auto* pt = curve->add_point();
+    pt->set_x(x);
+    pt->set_efficiency(std::min(1.0, executed / (peak * (executed * chosen.seconds_per_flop + m.pair_s))));
+  }
+  curve->set_source(fmt::format("trainsim calibrate: attention model fitted to {} ({} measurements; head_dim {}{}), "
+                                "evaluated per (sequence, head) at the measured sequence lengths, without the fitted "
+                                "per-call cost of {:.1f} us (the cost model charges launches itself); {}",
+                                in.attention_origin, in.attention.size(), chosen.head_dim,
+                                chosen.causal ? " causal" : "", m.call_s * 1e6, held_text));
+  r += fmt::format("attention: {} measurements, {} head-dimension/mask plateaus, per (sequence, head) {:.2f} us, per "
+                   "call {:.1f} us\n",
+                   in.attention.size(), m.plateaus.size(), m.pair_s * 1e6, m.call_s * 1e6);
+  for (const auto& pl : m.plateaus) {
+    r += fmt::format("  head_dim {:>3} {:<10} plateau {:.1f} TFLOP/s ({:.3f} of peak)\n", pl.head_dim,
+                     pl.causal ? "causal" : "non-causal", 1e-12 / pl.seconds_per_flop, 1 / (pl.seconds_per_flop * peak));
+  }
+  r += "  " + held_text + "\n";
+  return "";
+}
+
+// Copies: an α–β line per kind with the error on held-back sizes. The pinned host copies
+// set pcie_bytes_per_s, the one host-copy bandwidth the simulator reads
+// (hardware/profile.proto: "pinned host<->device, per direction"; hardware/cluster.cpp's
+// host links): with both directions measured, the slower, since either direction of an
+// offload or reload runs at the one rate the profile holds.
+std::string fit_copies_into(const CalibrationInput& in, hardware::GpuProfile& p, std::string& r) {
+  std::string error;
+  std::vector<std::string> skipped;
+  const std::vector<CopyKindFit> fits =
+      fit_copies(in.copies, in.copies_origin, error, in.skip_short_copy_kinds ? &skipped : nullptr);
+  if (!error.empty()) return error;
+  const CopyKindFit* pinned = nullptr;
+  std::string held_text;
+  r += fmt::format("copies from {}: {} kind{}, t = alpha + bytes / bandwidth\n", in.copies_origin, fits.size(),
+                   fits.size() == 1 ? "" : "s");
+  for (const auto& why : skipped) r += "  not fitted: " + why + "\n";
+  for (const auto& k : fits) {
+    std::vector<double> held_bytes = k.held.held_back_bytes;
+    const std::string held = fmt::format("sizes {} B held back: median error {}, max {}", fmt::join(held_bytes, ", "),
+                                         percent(k.held.median), percent(k.held.max));
+    r += fmt::format("  {:<14} {:>2} sizes, alpha {:.2f} us, bandwidth {:.3f} GB/s; {}\n", k.kind, k.sizes,
+                     k.alpha_s * 1e6, k.bytes_per_s * 1e-9, held);
+    if (k.kind == "h2d-pinned" || k.kind == "d2h-pinned") {
+      if (!(k.bytes_per_s > 0))
+        return in.copies_origin + ": error: copy kind \"" + k.kind +
+               "\": the fitted time does not grow with size (bandwidth unbounded); measure larger copies";
+      if (pinned == nullptr || k.bytes_per_s < pinned->bytes_per_s) {
+        pinned = &k;
+        held_text = held;
+      }
+    }
+  }
+  if (pinned == nullptr) {
+    r += "  no pinned host copy (h2d-pinned, d2h-pinned) measured: pcie_bytes_per_s left as the base profile's\n";
+    return "";
+  }
+  p.mutable_pcie_bytes_per_s()->set_value(pinned->bytes_per_s);
+  p.mutable_pcie_bytes_per_s()->set_source(
+      fmt::format("trainsim calibrate: {} alpha-beta fit to {} ({} sizes, alpha {:.2f} us); {}", pinned->kind,
+                  in.copies_origin, pinned->sizes, pinned->alpha_s * 1e6, held_text));
+  r += fmt::format("  pcie_bytes_per_s = {:.4g} (from {})\n", pinned->bytes_per_s, pinned->kind);
+  return "";
+}
+
+// Memory-bound kernels: an α–β line per kernel on the sizes above L2 (memory_fit.hpp). The
+// streaming one — "elementwise" (the harness's residual add), else "copy" — sets
+// memory_efficiency, the fraction of hbm_bytes_per_s the cost model gives every
+// memory-bound kernel (hardware/cost_model.cpp).
+std::string fit_memory_into(const CalibrationInput& in, hardware::GpuProfile& p, std::string& r) {
+  std::string error;
+  std::vector<std::string> skipped;
+  const MemoryFit fit =
+      fit_memory(in.memory, in.memory_origin, error, in.skip_short_copy_kinds ? &skipped : nullptr);
+  if (!error.empty()) return error;
+  r += fmt::format("memory-bound kernels from {}: {} kernel{}, t = alpha + bytes / bandwidth, on sizes of at least "
+                   "{:.0f} MB of traffic ({} smaller row{} left out: L2)\n",
+                   in.memory_origin, fit.kernels.size(), fit.kernels.size() == 1 ? "" : "s", kMinStreamingBytes / 1e6,
+                   fit.rows_below_l2, fit.rows_below_l2 == 1 ? "" : "s");
+  for (const auto& why : skipped) r += "  not fitted: " + why + "\n";
+  const CopyKindFit* streaming = nullptr;
+  std::string held_text;
+  for (const auto& k : fit.kernels) {
+    const std::string held = fmt::format("sizes {} B held back: median error {}, max {}",
+                                         fmt::join(k.held.held_back_bytes, ", "), percent(k.held.median),
+                                         percent(k.held.max));
+    r += fmt::format("  {:<14} {:>2} sizes, alpha {:.2f} us, bandwidth {:.3f} GB/s; {}\n", k.kind, k.sizes,
+                     k.alpha_s * 1e6, k.bytes_per_s * 1e-9, held);
+    const bool preferred = k.kind == "elementwise" || (k.kind == "copy" && streaming == nullptr);
+    if (preferred && (streaming == nullptr || streaming->kind != "elementwise")) {
+      streaming = &k;
+      held_text = held;
+    }
+  }
+  if (streaming == nullptr) {
+    r += "  no streaming kernel (elementwise, copy) fitted: memory_efficiency left as the base profile's\n";
+    return "";
+  }
+  if (!(streaming->bytes_per_s > 0))
+    return in.memory_origin + ": error: memory kernel \"" + streaming->kind +
+           "\": the fitted time does not grow with size (bandwidth unbounded); measure larger sizes";
+  const double hbm = p.hbm_bytes_per_s().value();
+  const double efficiency = streaming->bytes_per_s / hbm;
+  if (!(hbm > 0) || efficiency > 1)
+    return in.memory_origin + ": error: memory kernel \"" + streaming->kind + "\": fitted bandwidth " +
+           fmt::format("{:.4g}", streaming->bytes_per_s) + " B/s exceeds the base profile's hbm_bytes_per_s " +
+           fmt::format("{:.4g}", hbm) + "; calibrate against the profile of the measured GPU";
+  p.mutable_memory_efficiency()->set_value(efficiency);
+  p.mutable_memory_efficiency()->set_source(fmt::format(
+      "trainsim calibrate: {} alpha-beta fit to {} ({} sizes of at least {:.0f} MB traffic, alpha {:.2f} us, "
+      "{:.4g} B/s over hbm_bytes_per_s {:.4g}); {}",
+      streaming->kind, in.memory_origin, streaming->sizes, kMinStreamingBytes / 1e6, streaming->alpha_s * 1e6,
+      streaming->bytes_per_s, hbm, held_text));
+  r += fmt::format("  memory_efficiency = {:.4f} (from {}: {:.4g} B/s of {:.4g})\n", efficiency, streaming->kind,
+                   streaming->bytes_per_s, hbm);
+  return "";
+}
 
 }  // namespace
 
@@ -159,7 +310,26 @@ CalibrationOutput calibrate(const CalibrationInput& in) {
     r += "  " + held_text + "\n";
     r += fmt::format("  gemm_efficiency written at square N = 256 … {} (largest measured dims), flat beyond\n", largest);
   }
-  if (in.logs.empty() && in.gemm_bf16.empty()) out.error = "error: nothing to fit (no nccl-tests log, no GEMM measurements)";
+  if (!in.attention.empty()) {
+    if (std::string e = fit_attention_into(in, p, r); !e.empty()) {
+      out.error = e;
+      return out;
+    }
+  }
+  if (!in.copies.empty()) {
+    if (std::string e = fit_copies_into(in, p, r); !e.empty()) {
+      out.error = e;
+      return out;
+    }
+  }
+  if (!in.memory.empty()) {
+    if (std::string e = fit_memory_into(in, p, r); !e.empty()) {
+      out.error = e;
+      return out;
+    }
+  }
+  if (in.logs.empty() && in.gemm_bf16.empty() && in.attention.empty() && in.copies.empty() && in.memory.empty())
+    out.error = "error: nothing to fit (no nccl-tests log, no GEMM, attention, copy or memory measurements)";
   p.set_description(in.base.description() + "; calibrated by trainsim calibrate");
   return out;
 }

@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "calibration/attention_fit.hpp"
+#include "calibration/copy_fit.hpp"
 #include "calibration/gemm_fit.hpp"
+#include "calibration/memory_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
 #include "hardware/profile.pb.h"
 
@@ -18,6 +21,13 @@ struct CalibrationInput {
   std::vector<GemmMeasurement> gemm_bf16;
   std::string gemm_origin;  // file name, for the citation
   int sms = 0;              // streaming multiprocessors of the measured GPU (needed with GEMMs)
+  std::vector<AttentionMeasurement> attention;  // fused attention, forward + backward
+  std::string attention_origin;
+  std::vector<SizedRecord> copies;  // copies.csv: α–β per kind; pinned host copies set pcie_bytes_per_s
+  std::string copies_origin;
+  bool skip_short_copy_kinds = false;  // a kind with too few sizes is reported, not an error (--measure)
+  std::vector<SizedRecord> memory;     // memory.csv: α–β per kernel; copy/elementwise set memory_efficiency
+  std::string memory_origin;
 };
 
 struct CalibrationOutput {

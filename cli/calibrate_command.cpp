@@ -7,7 +7,13 @@
 
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <ostream>
+
+#ifdef TRAINSIM_HAVE_MEASURE
+#include "calibration/cuda/measure.hpp"
+#endif
 
 namespace trainsim::cli {
 namespace {
@@ -17,11 +23,17 @@ constexpr std::size_t kMaxMeasurementBytes = std::size_t{64} << 20;
 
 }  // namespace
 
-int calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostream& err) {
-  if (o.nccl_tests.empty() && o.gemm_csv.empty()) {
-    err << "error: calibrate: measuring on this machine's GPUs needs the CUDA benchmarks, which this build of "
-           "trainsim does not contain; fit recorded measurements instead with --nccl-tests LOG and/or --gemm-csv "
-           "FILE\n";
+int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
+  CalibrateOptions o = options;
+  if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty() && o.attention_csv.empty() && o.copies_csv.empty() &&
+      o.memory_csv.empty()) {
+    err << "error: calibrate: nothing to fit: measure this machine's GPUs with --measure [--quick], or fit recorded "
+           "measurements with --nccl-tests LOG, --gemm-csv FILE, --attention-csv FILE, --copies-csv FILE and/or "
+           "--memory-csv FILE\n";
+    return 1;
+  }
+  if (o.quick && !o.measure) {
+    err << "error: calibrate: --quick bounds a measuring run; it needs --measure\n";
     return 1;
   }
   if (o.out_path.empty()) {
@@ -35,8 +47,46 @@ int calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostream
     err << "error: calibrate: --base: unknown profile \"" << o.base << "\" (valid: " << names << ")\n";
     return 1;
   }
+  if (o.measure) {
+#ifdef TRAINSIM_HAVE_MEASURE
+    const std::string dir = o.measure_dir.empty() ? o.out_path + ".measurements" : o.measure_dir;
+    calibration::cuda::MeasureOptions mo;
+    mo.quick = o.quick;
+    mo.out_dir = dir;
+    calibration::cuda::MeasureResult m = calibration::cuda::measure(mo, out, err);
+    if (m.status != 0) return 1;
+    // Fit what was measured: the BF16 GEMMs (the cost model's GEMM curve), the copies
+    // (pcie_bytes_per_s), the memory-bound kernels (memory_efficiency) and every collective
+    // log; the other files stay as raw data.
+    namespace fs = std::filesystem;
+    if (fs::exists(fs::path(dir) / "gemm-bf16.csv")) {
+      o.gemm_csv = (fs::path(dir) / "gemm-bf16.csv").string();
+      o.sms = m.run.devices.front().sms;
+    }
+    if (fs::exists(fs::path(dir) / "copies.csv")) o.copies_csv = (fs::path(dir) / "copies.csv").string();
+    if (fs::exists(fs::path(dir) / "memory.csv")) o.memory_csv = (fs::path(dir) / "memory.csv").string();
+    std::vector<std::string> logs;
+    if (fs::is_directory(fs::path(dir) / "nccl"))
+      for (const auto& entry : fs::directory_iterator(fs::path(dir) / "nccl"))
+        if (entry.path().extension() == ".txt") logs.push_back(entry.path().string());
+    std::sort(logs.begin(), logs.end());  // directory order is not deterministic
+    o.nccl_tests.insert(o.nccl_tests.end(), logs.begin(), logs.end());
+    if (o.nccl_tests.empty() && o.gemm_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty()) {
+      err << "error: calibrate --measure: the run measured nothing that can be fitted (see " << dir << "/run.csv)\n";
+      return 1;
+    }
+#else
+    err << "error: calibrate --measure: this build of trainsim has no CUDA measuring harness (CMake found no CUDA "
+           "toolkit with cuBLASLt and NCCL); fit recorded measurements instead with --nccl-tests LOG and/or "
+           "--gemm-csv FILE\n";
+    return 1;
+#endif
+  }
   std::vector<std::string> inputs = o.nccl_tests;
   if (!o.gemm_csv.empty()) inputs.push_back(o.gemm_csv);
+  if (!o.attention_csv.empty()) inputs.push_back(o.attention_csv);
+  if (!o.copies_csv.empty()) inputs.push_back(o.copies_csv);
+  if (!o.memory_csv.empty()) inputs.push_back(o.memory_csv);
   if (auto refused = detail::refuse_overwriting_inputs({{"--out", o.out_path}, {"--report", o.report_path}}, inputs)) {
     err << *refused << '\n';
     return 1;
@@ -72,6 +122,44 @@ int calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostream
       return 1;
     }
     in.gemm_origin = o.gemm_csv;
+  }
+  if (!o.attention_csv.empty()) {
+    scenarios::InputFile file = scenarios::read_input_file(o.attention_csv, kMaxMeasurementBytes);
+    if (!file.ok()) {
+      err << o.attention_csv << ": error: cannot read file: " << file.error << '\n';
+      return 1;
+    }
+    if (std::string e = calibration::read_attention_csv(file.text, o.attention_csv, in.attention); !e.empty()) {
+      err << e << '\n';
+      return 1;
+    }
+    in.attention_origin = o.attention_csv;
+  }
+  if (!o.copies_csv.empty()) {
+    scenarios::InputFile file = scenarios::read_input_file(o.copies_csv, kMaxMeasurementBytes);
+    if (!file.ok()) {
+      err << o.copies_csv << ": error: cannot read file: " << file.error << '\n';
+      return 1;
+    }
+    if (std::string e = calibration::read_sized_csv(file.text, o.copies_csv, in.copies); !e.empty()) {
+      err << e << '\n';
+      return 1;
+    }
+    in.copies_origin = o.copies_csv;
+    in.skip_short_copy_kinds = o.measure;  // a run cut by its time budget: fit the kinds it completed
+  }
+  if (!o.memory_csv.empty()) {
+    scenarios::InputFile file = scenarios::read_input_file(o.memory_csv, kMaxMeasurementBytes);
+    if (!file.ok()) {
+      err << o.memory_csv << ": error: cannot read file: " << file.error << '\n';
+      return 1;
+    }
+    if (std::string e = calibration::read_sized_csv(file.text, o.memory_csv, in.memory, calibration::kLaunchKernel);
+        !e.empty()) {
+      err << e << '\n';
+      return 1;
+    }
+    in.memory_origin = o.memory_csv;
   }
   calibration::CalibrationOutput result = calibration::calibrate(in);
   if (!result.error.empty()) {

@@ -131,7 +131,20 @@ int run_main(int argc, char** argv) {
   calibrate_cmd->add_option("--gemm-csv", calibrate.gemm_csv, "BF16 GEMM throughput, columns b,m,n,k,flops_per_s");
   calibrate_cmd->add_option("--sms", calibrate.sms, "SM count of the GPU the GEMMs ran on (H100 132, A100 108)")
       ->check(CLI::Range(1, 1024));
+  calibrate_cmd->add_option("--attention-csv", calibrate.attention_csv,
+                            "fused attention fwd+bwd throughput, columns batch,heads,sequence,head_dim,causal,flops_per_s");
+  calibrate_cmd->add_option("--copies-csv", calibrate.copies_csv,
+                            "copy times, columns kind,bytes,seconds (kinds h2d-pinned, d2h-pinned, d2d, peer-0-1, …)");
+  calibrate_cmd->add_option("--memory-csv", calibrate.memory_csv,
+                            "memory-bound kernel times, columns kind,bytes,seconds (kinds elementwise, copy, layernorm, "
+                            "…; launch with bytes 0); sets memory_efficiency");
   calibrate_cmd->add_option("--report", calibrate.report_path, "write the fit report here instead of stdout");
+  calibrate_cmd->add_flag("--measure", calibrate.measure,
+                          "measure this machine's GPUs first (GEMMs, attention, memory-bound kernels, copies, NCCL), "
+                          "then fit the measurements");
+  calibrate_cmd->add_flag("--quick", calibrate.quick, "with --measure: fewer shapes and sizes, at most 10 minutes");
+  calibrate_cmd->add_option("--measure-dir", calibrate.measure_dir,
+                            "with --measure: folder for the raw measurements (default: <out>.measurements)");
 
   CLI11_PARSE(app, argc, argv);
 

@@ -11,6 +11,8 @@ namespace trainsim::scenarios {
 // Caps for the inputs trainsim reads (each far above any real one).
 inline constexpr std::size_t MAX_SCENARIO_BYTES = std::size_t{16} << 20;
 inline constexpr std::size_t MAX_HF_CONFIG_BYTES = std::size_t{16} << 20;
+// A GPU profile file (cluster.profile): tens of kilobytes even with many collective fits.
+inline constexpr std::size_t MAX_PROFILE_BYTES = std::size_t{16} << 20;
 inline constexpr std::size_t MAX_RUNS_TABLE_BYTES = std::size_t{64} << 20;
 
 struct InputFile {

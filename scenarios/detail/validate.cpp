@@ -311,10 +311,22 @@ class Validator {
       }
     } else if (!c.gpu().empty()) {
       gpu_name = c.gpu();
-    } else if (!preset_named) {
+    } else if (!preset_named && c.profile().empty()) {
       error("cluster.gpu", fmt::format("missing: name a node preset (cluster.preset: {}) or a GPU profile "
-                                       "(cluster.gpu: {}) with gpus_per_node",
+                                       "(cluster.gpu: {}, or a profile file in cluster.profile) with gpus_per_node",
                                        join(hardware::node_preset_names()), join(hardware::profile_names())));
+    }
+    if (!c.profile().empty() && !c.gpu().empty()) {
+      error("cluster.profile", fmt::format("conflicts with cluster.gpu {}: a profile file replaces the named GPU "
+                                           "profile; keep one of them",
+                                           quote(c.gpu())));
+    } else if (!c.profile().empty()) {
+      gpu_ = read_profile_file(c.profile());
+      if (gpu_) {
+        gpu_name = gpu_->name();  // reports name the profile that was used
+        return resolve_cluster_sizes(c);
+      }
+      gpu_name.clear();  // the error is reported at cluster.profile; do not report the preset's GPU too
     }
     if (!gpu_name.empty()) {
       gpu_ = hardware::find_profile(gpu_name);
@@ -328,6 +340,38 @@ class Validator {
       }
     }
 
+    resolve_cluster_sizes(c);
+  }
+
+  // A GPU cost profile from a file (cluster.profile); nullopt (and an error at
+  // cluster.profile) when it cannot be read or is not a valid profile.
+  std::optional<hardware::GpuProfile> read_profile_file(const std::string& written) {
+    namespace fs = std::filesystem;
+    // Relative to the scenario, as model.hf_config: the scenario and its calibrated
+    // profile travel together.
+    fs::path path(written);
+    const bool relative = path.is_relative();
+    if (relative) path = fs::path(file_).parent_path() / path;
+    const std::string shown = path.string();
+    const InputFile text = read_input_file(shown, MAX_PROFILE_BYTES);
+    if (!text.ok()) {
+      error("cluster.profile",
+            fmt::format("cannot read GPU profile \"{}\": {}{}", printable(shown), text.error,
+                        relative ? " (a relative profile is read from the scenario file's folder)" : ""));
+      return std::nullopt;
+    }
+    hardware::GpuProfile profile;
+    if (std::string message = hardware::parse_profile(text.text, shown, profile); !message.empty()) {
+      error("cluster.profile", fmt::format("not a valid GPU profile (hardware/profile.proto):\n{}", message));
+      return std::nullopt;
+    }
+    note(fmt::format("cluster.profile: GPU profile {} read from {}", quote(profile.name()), shown));
+    inputs_.push_back(shown);
+    return profile;
+  }
+
+  void resolve_cluster_sizes(const Cluster& c) {
+    const bool preset_named = !c.preset().empty();
     if (c.has_gpus_per_node()) {
       gpus_per_node_ = size("cluster.gpus_per_node", c.gpus_per_node());
       if (node_ && gpus_per_node_ && *gpus_per_node_ != node_->gpus_per_node) {

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "cli/calibrate_command.hpp"
+#include "cli/detail/evaluate.hpp"
+#include "scenarios/loader.hpp"
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "tests/calibration/test_data.hpp"
@@ -76,6 +78,99 @@ TEST(ProfileFit, SlowerMeasuredGemmsRaiseComputeTimeByTheRatio) {
   }
 }
 
+// The same through a scenario: the two fitted profiles written as files, each referenced
+// by a scenario (`cluster { profile: "…" }`, relative to the scenario file). The loaded
+// scenarios price GEMMs 1/0.8 slower with the slow file, and the simulated iteration of a
+// GEMM-dominated run grows by no more than that ratio and by most of it.
+TEST(ProfileFit, ScenarioReferencingTheSlowerProfileFileRunsSlower) {
+  CalibrationInput in = recorded_input();
+  in.logs.clear();
+  in.name = "fast";
+  CalibrationOutput fast = calibrate(in);
+  for (auto& g : in.gemm_bf16) g.seconds /= 0.8;
+  in.name = "slow";
+  CalibrationOutput slow = calibrate(in);
+  ASSERT_EQ(fast.error, "");
+  ASSERT_EQ(slow.error, "");
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_profile_reference_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "profiles");
+  std::filesystem::create_directories(dir / "scenarios");
+  std::vector<scenarios::LoadedScenario> loaded;
+  for (const CalibrationOutput* o : {&fast, &slow}) {
+    std::string text;
+    ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(o->profile, &text));
+    std::ofstream(dir / "profiles" / (o->profile.name() + ".textproto")) << text;
+    const auto scenario = dir / "scenarios" / (o->profile.name() + ".textproto");
+    std::ofstream(scenario) << "model { preset: \"gpt3-175b\" }\n"
+                               "training { sequence_length: 2048 global_batch_size: 64 micro_batch_size: 1 }\n"
+                               "cluster { preset: \"dgx-h100\" nodes: 1 profile: \"../profiles/"
+                            << o->profile.name() << ".textproto\" }\n"
+                               "parallel { tensor: 8 pipeline: 1 }\n";
+    scenarios::LoadResult r = scenarios::load_file(scenario.string());
+    if (auto* d = std::get_if<std::vector<scenarios::Diagnostic>>(&r)) {
+      FAIL() << (d->empty() ? "" : d->front().str());
+    }
+    loaded.push_back(std::get<scenarios::LoadedScenario>(std::move(r)));
+  }
+  EXPECT_EQ(loaded[0].gpu.name(), "fast");
+  EXPECT_EQ(loaded[1].gpu.name(), "slow");
+  hardware::CostModel a(loaded[0].gpu), b(loaded[1].gpu);
+  const double overhead = loaded[0].gpu.kernel_overhead_s().value();
+  hardware::Kernel k;
+  k.cls = hardware::KernelClass::GEMM;
+  k.flops = 2.0 * 4096 * 4096 * 4096;
+  k.bytes = 2.0 * 3 * 4096 * 4096;
+  EXPECT_NEAR((b.seconds_uncached(k) - overhead) / (a.seconds_uncached(k) - overhead), 1 / 0.8, 1e-9);
+  const double t_fast = cli::detail::evaluate_fast(loaded[0], true, 8e9).iteration_s;
+  const double t_slow = cli::detail::evaluate_fast(loaded[1], true, 8e9).iteration_s;
+  // Only GEMMs slow down; attention, memory-bound kernels and communication do not, so the
+  // iteration grows by less than 1/0.8 = 1.25, and GPT-3's GEMMs dominate it.
+  std::printf("iteration with the fast profile file %.4f s, with the slow one %.4f s: ratio %.4f\n", t_fast, t_slow,
+              t_slow / t_fast);
+  EXPECT_GT(t_slow / t_fast, 1.1);
+  EXPECT_LT(t_slow / t_fast, 1.25);
+}
+
+// Fused attention measurements (FlashAttention-2's A100 chart) become the profile's
+// attention curve, with the error on held-back sequence lengths in its source.
+TEST(ProfileFit, AttentionMeasurementsGiveTheAttentionCurve) {
+  CalibrationInput in;
+  in.base = *hardware::find_profile("a100-80gb");
+  ASSERT_EQ(read_attention_csv(testing::read_data("attention/a100-fa2-fwd-bwd.csv"), "fa2.csv", in.attention), "");
+  in.attention_origin = "fa2.csv";
+  CalibrationOutput out = calibrate(in);
+  ASSERT_EQ(out.error, "");
+  const auto& curve = out.profile.batched_gemm_efficiency();
+  ASSERT_EQ(curve.point_size(), 6);  // 512 … 16k
+  // Per (sequence, head) at 16k, head_dim 128: the chart's 203 TFLOP/s of the A100's 312.
+  EXPECT_DOUBLE_EQ(curve.point(5).x(), 3.5 * 4 * 16384.0 * 16384.0 * 128);
+  EXPECT_NEAR(curve.point(5).efficiency(), 203.0 / 312.0, 0.03);
+  for (int i = 1; i < curve.point_size(); ++i) EXPECT_GT(curve.point(i).efficiency(), curve.point(i - 1).efficiency());
+  EXPECT_NE(curve.source().find("sequence lengths 1024, 4096 held back (6 measurements): median error"),
+            std::string::npos)
+      << curve.source();
+  std::string text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(out.profile, &text));
+  hardware::GpuProfile back;
+  EXPECT_EQ(hardware::parse_profile(text, "attention.textproto", back), "");
+  std::printf("%s", out.report.c_str());
+
+  // Through the command.
+  cli::CalibrateOptions o;
+  o.base = "a100-80gb";
+  o.attention_csv = testing::data_path("attention/a100-fa2-fwd-bwd.csv");
+  o.out_path = (std::filesystem::temp_directory_path() / "trainsim_attention_fit.textproto").string();
+  std::ostringstream cout_, cerr_;
+  EXPECT_EQ(cli::calibrate_command(o, cout_, cerr_), 0) << cerr_.str();
+  EXPECT_NE(cout_.str().find("attention: 21 measurements"), std::string::npos);
+
+  // Too few sequence lengths for a held-back fit.
+  in.attention.resize(5);
+  EXPECT_EQ(calibrate(in).error, "fa2.csv: error: 5 attention measurements over 5 sequence lengths; the fit with "
+                                 "held-back sequence lengths needs at least 8 over 4");
+}
+
 TEST(ProfileFit, InputProblems) {
   CalibrationInput in = recorded_input();
   in.sms = 0;
@@ -104,12 +199,36 @@ TEST(ProfileFit, TooManySizesAreRefused) {
   EXPECT_EQ(calibrate(in).error, "h100.json: error: 513 distinct message sizes (at most 512)");
 }
 
-TEST(CalibrateCommand, WritesTheProfileAndRefusesToMeasureWithoutCuda) {
+#ifdef TRAINSIM_NO_MEASURE
+TEST(CalibrateCommand, ABuildWithoutTheHarnessRefusesToMeasure) {
+  cli::CalibrateOptions o;
+  o.base = "h100-sxm";
+  o.measure = true;
+  o.out_path = (std::filesystem::temp_directory_path() / "trainsim_nomeasure.textproto").string();
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::calibrate_command(o, out, err), 1);
+  EXPECT_EQ(err.str().rfind("error: calibrate --measure: this build of trainsim has no CUDA measuring harness", 0), 0u);
+}
+#endif
+
+TEST(CalibrateCommand, QuickNeedsMeasure) {
+  cli::CalibrateOptions o;
+  o.base = "h100-sxm";
+  o.quick = true;
+  o.gemm_csv = testing::data_path("gemm/sm90-bf16-xla.csv");
+  o.out_path = "unused.textproto";
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::calibrate_command(o, out, err), 1);
+  EXPECT_EQ(err.str(), "error: calibrate: --quick bounds a measuring run; it needs --measure\n");
+}
+
+TEST(CalibrateCommand, WritesTheProfileAndRefusesToFitNothing) {
   std::ostringstream out, err;
   cli::CalibrateOptions none;
   none.base = "h100-sxm";
   EXPECT_EQ(cli::calibrate_command(none, out, err), 1);
-  EXPECT_NE(err.str().find("measuring on this machine's GPUs needs the CUDA benchmarks"), std::string::npos);
+  EXPECT_NE(err.str().find("error: calibrate: nothing to fit: measure this machine's GPUs with --measure"),
+            std::string::npos);
 
   const auto dir = std::filesystem::temp_directory_path() / "trainsim_calibrate_test";
   std::filesystem::create_directories(dir);

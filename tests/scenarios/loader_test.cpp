@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
+#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -427,7 +428,7 @@ TEST(JsonSyntax, WrongTypeSaysWhatIsExpected) {
   d = errors(load_text(R"({"cluster": 4})", "s.json"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].str(), "s.json: error: cluster: invalid value 4: expected an object { … } with fields preset, "
-                        "nodes, gpu, gpus_per_node, fabric");
+                        "nodes, gpu, gpus_per_node, fabric, profile");
 }
 
 TEST(JsonSyntax, SyntaxErrorIsPlacedFromTheQuotedSnippet) {
@@ -857,7 +858,8 @@ TEST(RuleCluster, WithoutPresetGpuGpusPerNodeAndNicAreRequired) {
   auto d = errors(t.load());
   ASSERT_EQ(d.size(), 3u) << all(d);
   EXPECT_EQ(d[0].str(), fmt::format("s.textproto:3:1: error: cluster.gpu: missing: name a node preset "
-                                    "(cluster.preset: {}) or a GPU profile (cluster.gpu: {}) with gpus_per_node",
+                                    "(cluster.preset: {}) or a GPU profile (cluster.gpu: {}, or a profile file in cluster.profile) with "
+                        "gpus_per_node",
                                     joined(hardware::node_preset_names()), joined(hardware::profile_names())));
   EXPECT_EQ(d[1].str(), "s.textproto:3:1: error: cluster.gpus_per_node: missing: without a node preset, give the "
                         "GPUs per node (e.g. 8)");
@@ -1711,6 +1713,107 @@ TEST(RulePasses, ExamplesEchoAPipelineThatParsesBackAndVerifies) {
               strategies::canonical(strategies::pipeline_for(s.training)));
     EXPECT_EQ(strategies::to_string(std::get<strategies::Pipeline>(parsed)), text);
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// cluster.profile: a GPU cost profile file, such as `trainsim calibrate` writes.
+
+std::string profile_text(const std::string& base, const std::string& name) {
+  hardware::GpuProfile p = *hardware::find_profile(base);
+  p.set_name(name);
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(p, &text);
+  return text;
+}
+
+// The column (1-based) where `field` starts in `line`.
+int column_of(const std::string& line, const std::string& field) { return static_cast<int>(line.find(field)) + 1; }
+
+TEST(RuleProfileFile, RelativeFileReplacesThePresetsGpuProfile) {
+  TempDir dir;
+  const std::string profile = dir.write("profiles/my-a100.textproto", profile_text("a100-80gb", "my-a100"));
+  Text t;
+  t.cluster = R"(cluster { preset: "dgx-a100-80gb" nodes: 4 profile: "../profiles/my-a100.textproto" })";
+  const std::string scenario = dir.write("scenarios/s.textproto", t.str());
+  LoadedScenario s = loaded(load_file(scenario));
+  EXPECT_EQ(s.gpu.name(), "my-a100");
+  EXPECT_EQ(s.cluster.gpu, "my-a100");
+  EXPECT_EQ(s.cluster.gpus_per_node, 8);  // the node preset still gives the node
+  const std::string shown = dir.str() + "/scenarios/../profiles/my-a100.textproto";
+  EXPECT_THAT(s.notes, Contains("cluster.profile: GPU profile \"my-a100\" read from " + shown));
+  EXPECT_THAT(s.inputs, Contains(shown));
+  // From another working directory, by a relative scenario path: the same file.
+  WorkingDirectory cwd(dir.str());
+  EXPECT_EQ(loaded(load_file("scenarios/s.textproto")).gpu.name(), "my-a100");
+}
+
+TEST(RuleProfileFile, WithoutAPresetTheFileNamesTheGpu) {
+  TempDir dir;
+  dir.write("h100.textproto", profile_text("h100-sxm", "lab-h100"));
+  Text t;
+  t.cluster = R"(cluster { profile: "h100.textproto" gpus_per_node: 8 nodes: 4 fabric { fat_tree { nic_gbps: 400 } } })";
+  LoadedScenario s = loaded(load_file(dir.write("s.textproto", t.str())));
+  EXPECT_EQ(s.gpu.name(), "lab-h100");
+  EXPECT_EQ(s.cluster.gpus_per_node, 8);
+  // Without gpus_per_node the rule for a cluster without a preset still holds.
+  t.cluster = R"(cluster { profile: "h100.textproto" nodes: 4 fabric { fat_tree { nic_gbps: 400 } } })";
+  auto d = errors(load_file(dir.write("t.textproto", t.str())));
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].field, "cluster.gpus_per_node");
+}
+
+TEST(RuleProfileFile, MissingOrUnreadableFileNamesThePathAndTheField) {
+  Text t;
+  t.cluster = R"(cluster { preset: "dgx-a100-80gb" nodes: 4 profile: "nope.textproto" })";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), fmt::format("s.textproto:3:{}: error: cluster.profile: cannot read GPU profile "
+                                    "\"nope.textproto\": No such file or directory (a relative profile is read from "
+                                    "the scenario file's folder)",
+                                    column_of(t.cluster, "profile")));
+  TempDir dir;
+  t.cluster = fmt::format(R"(cluster {{ preset: "dgx-a100-80gb" nodes: 4 profile: "{}" }})", dir.str());
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), fmt::format("s.textproto:3:{}: error: cluster.profile: cannot read GPU profile \"{}\": Is a "
+                                    "directory",
+                                    column_of(t.cluster, "profile"), dir.str()));
+}
+
+TEST(RuleProfileFile, InvalidProfileIsAnErrorWithTheProfilesOwnPosition) {
+  TempDir dir;
+  // Line 2 of the profile: a field the schema does not have.
+  const std::string bad = dir.write("bad.textproto", "name: \"x\"\npeak_bf16_tflops: 3\n");
+  // A profile that parses but leaves a constant without its citation.
+  std::string text = profile_text("a100-80gb", "uncited");
+  hardware::GpuProfile p;
+  google::protobuf::TextFormat::ParseFromString(text, &p);
+  p.mutable_hbm_bytes_per_s()->clear_source();
+  google::protobuf::TextFormat::PrintToString(p, &text);
+  const std::string uncited = dir.write("uncited.textproto", text);
+  Text t;
+  t.cluster = fmt::format(R"(cluster {{ preset: "dgx-a100-80gb" nodes: 4 profile: "{}" }})", bad);
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].field, "cluster.profile");
+  EXPECT_EQ(d[0].line, 3);
+  EXPECT_THAT(d[0].message, HasSubstr("not a valid GPU profile (hardware/profile.proto):\n" + bad + ":2:"));
+  EXPECT_THAT(d[0].message, HasSubstr("peak_bf16_tflops"));
+  t.cluster = fmt::format(R"(cluster {{ preset: "dgx-a100-80gb" nodes: 4 profile: "{}" }})", uncited);
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].message, HasSubstr(uncited + ":"));
+  EXPECT_THAT(d[0].message, HasSubstr("hbm_bytes_per_s"));
+}
+
+TEST(RuleProfileFile, ConflictsWithClusterGpu) {
+  Text t;
+  t.cluster = R"(cluster { gpu: "h100-sxm" gpus_per_node: 8 nodes: 4 fabric { fat_tree { nic_gbps: 400 } } profile: "p.textproto" })";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), fmt::format("s.textproto:3:{}: error: cluster.profile: conflicts with cluster.gpu "
+                                    "\"h100-sxm\": a profile file replaces the named GPU profile; keep one of them",
+                                    column_of(t.cluster, "profile")));
 }
 
 }  // namespace

@@ -1,0 +1,39 @@
+#pragma once
+// The phases of a measuring run. Each works under its own deadline (checked before every
+// measurement), records what it skipped and why in `notes`, and throws MeasureError only
+// when the device itself fails.
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "calibration/cuda/detail/lt_gemm.hpp"
+#include "calibration/measure_output.hpp"
+#include "calibration/measure_plan.hpp"
+
+namespace trainsim::calibration::cuda::detail {
+
+struct Phase {
+  TimeBudget budget;
+  double target_s = 0.02;  // how long each timed batch should run
+  std::vector<std::string>* notes = nullptr;
+  std::ostream* progress = nullptr;
+  void note(const std::string& text) const;
+};
+
+// Fills the run's versions and its devices (without clocks under load).
+RunRecord describe_run(int device_count, bool quick);
+// Current SM and memory clocks through NVML, when the driver's libnvidia-ml is present
+// (loaded at run time, so that the program starts on machines without the driver).
+void read_clocks(RunRecord& run);
+
+std::vector<GemmMeasurement> measure_gemms(const Phase& phase, GemmDtype dtype, const std::vector<GemmShape>& shapes);
+std::vector<AttentionRecord> measure_attention(const Phase& phase, const std::vector<AttentionProblem>& problems);
+std::vector<SizedRecord> measure_memory_kernels(const Phase& phase, const std::vector<std::int64_t>& sizes);
+std::vector<SizedRecord> measure_copies(const Phase& phase, int device_count, const std::vector<std::int64_t>& sizes);
+// Every collective over every local GPU count from 2, first as NCCL chooses, then per
+// forced algorithm and protocol; `done` receives each finished sweep (to write its log).
+void measure_collectives(const Phase& phase, const RunRecord& run, const std::vector<std::int64_t>& sizes,
+                         const std::function<void(const CollectiveRecord&)>& done);
+
+}  // namespace trainsim::calibration::cuda::detail

@@ -1,0 +1,113 @@
+// What the harness plans to measure, checked without a GPU.
+#include "calibration/measure_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "calibration/memory_fit.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+namespace trainsim::calibration {
+namespace {
+
+bool has(const std::vector<GemmShape>& v, GemmShape s) {
+  return std::any_of(v.begin(), v.end(), [&](const GemmShape& x) { return x.b == s.b && x.m == s.m && x.n == s.n && x.k == s.k; });
+}
+
+TEST(MeasurePlan, GemmShapesComeFromTheModelsLinearLayers) {
+  // GPT-3 175B (Brown et al. 2020): hidden 12288, 96 heads, vocabulary padded to 51200;
+  // tensor parallel 8, micro-batch 1, sequence 2048 → 2048 token rows.
+  auto shapes = model_gemm_shapes({"gpt3-175b"}, {8}, {1}, {2048});
+  EXPECT_TRUE(has(shapes, {1, 2048, 3 * 12288 / 8, 12288}));  // QKV forward
+  EXPECT_TRUE(has(shapes, {1, 2048, 12288, 3 * 12288 / 8}));  // its input gradient
+  EXPECT_TRUE(has(shapes, {1, 12288, 3 * 12288 / 8, 2048}));  // its weight gradient
+  EXPECT_TRUE(has(shapes, {1, 2048, 12288, 12288 / 8}));      // attention projection
+  EXPECT_TRUE(has(shapes, {1, 2048, 4 * 12288 / 8, 12288}));  // MLP up
+  EXPECT_TRUE(has(shapes, {1, 2048, 12288, 4 * 12288 / 8}));  // MLP down
+  EXPECT_TRUE(has(shapes, {1, 2048, 51200 / 8, 12288}));      // logits
+  EXPECT_TRUE(std::is_sorted(shapes.begin(), shapes.end(), [](const GemmShape& a, const GemmShape& b) {
+    return std::tie(a.b, a.m, a.n, a.k) < std::tie(b.b, b.m, b.n, b.k);
+  }));
+  // Micro-batches multiply the token rows.
+  EXPECT_TRUE(has(model_gemm_shapes({"gpt3-175b"}, {8}, {4}, {2048}), {1, 4 * 2048, 3 * 12288 / 8, 12288}));
+}
+
+TEST(MeasurePlan, ShapesTheModelCannotRunAreLeftOut) {
+  // GPT-3 learned 2048 positions: a 4096-token sequence is not a shape it runs.
+  EXPECT_TRUE(model_gemm_shapes({"gpt3-175b"}, {1}, {1}, {4096}).empty());
+  // gpt-1.7b has 24 heads: tensor parallel 16 does not divide them.
+  EXPECT_TRUE(model_gemm_shapes({"gpt-1.7b"}, {16}, {1}, {2048}).empty());
+  EXPECT_FALSE(model_gemm_shapes({"gpt-1.7b"}, {8}, {1}, {2048}).empty());
+  EXPECT_THROW((void)model_gemm_shapes({"no-such-model"}, {1}, {1}, {2048}), std::invalid_argument);
+}
+
+TEST(MeasurePlan, QuickPlanFitsTenMinutesAndCoversTheRanges) {
+  MeasurePlan q = make_measure_plan(true);
+  MeasurePlan f = make_measure_plan(false);
+  std::printf("plan: GEMM shapes quick %zu, full %zu; attention problems quick %zu, full %zu\n", q.gemm_shapes.size(),
+              f.gemm_shapes.size(), q.attention.size(), f.attention.size());
+  // Four GEMM dtypes and the other phases within the total, the total within 10 minutes.
+  EXPECT_LE(4 * q.gemm_s_per_dtype + q.attention_s + q.memory_s + q.copy_s + q.collective_s, q.total_s);
+  EXPECT_LE(q.total_s, 600);
+  EXPECT_LT(q.gemm_shapes.size(), f.gemm_shapes.size());
+  EXPECT_LE(q.gemm_shapes.size(), 160u + 27u);
+  // Both hold model shapes (GPT-3 175B's QKV at t = 1, b = 1) and grid points.
+  EXPECT_TRUE(has(f.gemm_shapes, {1, 2048, 3 * 12288, 12288}));
+  EXPECT_TRUE(has(q.gemm_shapes, {1, 2048, 2048, 2048}));
+  // nccl-tests' range, 8 B … 4 GiB, ascending.
+  EXPECT_EQ(f.collective_bytes.front(), 8);
+  EXPECT_EQ(f.collective_bytes.back(), std::int64_t{4} << 30);
+  EXPECT_EQ(f.collective_bytes.size(), 30u);
+  EXPECT_EQ(q.collective_bytes.back(), std::int64_t{4} << 30);
+  EXPECT_TRUE(std::is_sorted(q.collective_bytes.begin(), q.collective_bytes.end()));
+  // Attention: causal and not, every head dimension of the presets (gpt-1.7b: 2304 / 24 = 96;
+  // Llama and GPT-3: 128; gpt-1t: 25600 / 160 = 160).
+  auto causal = std::count_if(q.attention.begin(), q.attention.end(), [](const AttentionProblem& a) { return a.causal; });
+  EXPECT_EQ(2 * causal, static_cast<long>(q.attention.size()));
+  for (std::int64_t d : {96, 128, 160})
+    EXPECT_TRUE(std::any_of(q.attention.begin(), q.attention.end(), [&](const AttentionProblem& a) { return a.head_dim == d; }));
+}
+
+TEST(MeasurePlan, SpreadOrderIsAPermutationWhosePrefixesSpanTheRange) {
+  std::vector<int> v(10);
+  std::iota(v.begin(), v.end(), 0);
+  std::vector<int> s = spread_order(v);
+  ASSERT_EQ(s.size(), v.size());
+  EXPECT_TRUE(std::is_permutation(s.begin(), s.end(), v.begin()));
+  // Bit reversal over 16 slots: 0, 8, 4, (12 is past the end), 2, …
+  EXPECT_EQ((std::vector<int>{s[0], s[1], s[2], s[3]}), (std::vector<int>{0, 8, 4, 2}));
+}
+
+TEST(MeasurePlan, ThinOutKeepsTheEnds) {
+  std::vector<int> v(100);
+  std::iota(v.begin(), v.end(), 0);
+  auto t = thin_out(v, 5);
+  EXPECT_EQ(t, (std::vector<int>{0, 24, 49, 74, 99}));
+  EXPECT_EQ(thin_out(v, 200).size(), 100u);
+  EXPECT_TRUE(thin_out(v, 0).empty());
+  EXPECT_EQ(thin_out(v, 1), std::vector<int>{0});
+}
+
+TEST(MeasurePlan, PhaseBudgetsEndAtTheRunsDeadline) {
+  TimeBudget run(100, 600);  // the run: from t = 100 s to 700 s
+  EXPECT_TRUE(run.allows(699));
+  EXPECT_FALSE(run.allows(701));
+  EXPECT_FALSE(run.allows(650, 60));  // the next measurement would end past it
+  TimeBudget early = run.phase(200, 75);
+  EXPECT_EQ(early.end_s(), 275);
+  TimeBudget late = run.phase(650, 75);  // would end at 725: clamped to the run's end
+  EXPECT_EQ(late.end_s(), 700);
+}
+
+}  // namespace
+// The full plan reaches enough sizes above the memory fit's L2 cut for its held-back check.
+TEST(MeasurePlan, FullPlanHasEnoughMemorySizesAboveL2) {
+  const MeasurePlan f = make_measure_plan(false);
+  const auto above = std::count_if(f.memory_kernel_bytes.begin(), f.memory_kernel_bytes.end(),
+                                   [](std::int64_t b) { return static_cast<double>(b) >= kMinStreamingBytes; });
+  EXPECT_GE(above, kMinCopySizes);
+}
+
+}  // namespace trainsim::calibration
