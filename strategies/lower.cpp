@@ -288,10 +288,10 @@ sim::Time Lowering::closed_form(const CollectiveNeed& need, const RankCoords& c)
 }
 
 sim::Time Lowering::copy_time(const Item& it, std::uint32_t rank) {
-  const auto route = cluster_.host_route(rank, it.copy.way == CopyNeed::Way::DEVICE_TO_HOST);
-  double seconds = 0;
-  for (const std::uint32_t link : route) seconds = std::max(seconds, it.copy.bytes / cluster_.links()[link].bytes_per_s);
-  return sim::Time::from_seconds(seconds);
+  // Every rank of a symmetric program copies at once, so GPUs on one PCIe switch share its
+  // uplink: the topology's closed form counts them.
+  return sim::Time::from_seconds(
+      cluster_.host_copy_seconds(rank, it.copy.way == CopyNeed::Way::DEVICE_TO_HOST, it.copy.bytes));
 }
 
 // Which steps fast fidelity folds together: consecutive steps of one template run that do
