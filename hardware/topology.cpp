@@ -1,5 +1,7 @@
 #include "hardware/topology.hpp"
 
+#include "hardware/topology_graph.hpp"
+
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/reverse_graph.hpp>
@@ -15,9 +17,11 @@ namespace {
 
 constexpr std::uint32_t UNREACHED = std::numeric_limits<std::uint32_t>::max();
 
+using Graph = TopologyGraph::Base;
+
 // Keeps the edges whose link has not failed.
 struct Keep {
-  const TopologyGraph* g = nullptr;
+  const Graph* g = nullptr;
   const Topology* t = nullptr;
   template <class Edge>
   bool operator()(const Edge& e) const {
@@ -43,9 +47,12 @@ std::vector<bool> reached_from(const Graph& g, std::uint32_t start, std::size_t 
   return seen;
 }
 
-using WorkingGraph = boost::filtered_graph<TopologyGraph, Keep>;
+using WorkingGraph = boost::filtered_graph<Graph, Keep>;
 
 }  // namespace
+
+Topology::Topology() = default;
+Topology::~Topology() = default;
 
 std::uint32_t Topology::add_vertex(VertexKind kind, std::uint32_t node, std::uint32_t index) {
   vertices_.push_back({kind, node, index});
@@ -122,11 +129,12 @@ void Topology::apply_faults(std::span<const LinkFault> faults) {
 }
 
 void Topology::finish() {
-  graph_ = TopologyGraph(vertices_.size());
-  for (std::uint32_t id = 0; id < links_.size(); ++id) boost::add_edge(links_[id].from, links_[id].to, EdgeLink{id}, graph_);
+  graph_ = std::make_unique<TopologyGraph>(vertices_.size());
+  Graph& g = *graph_;
+  for (std::uint32_t id = 0; id < links_.size(); ++id) boost::add_edge(links_[id].from, links_[id].to, EdgeLink{id}, g);
   if (vertices_.empty()) throw std::invalid_argument("topology: no vertices");
   // Strongly connected: everything reachable from vertex 0 and vertex 0 from everything.
-  const WorkingGraph working(graph_, Keep{&graph_, this});
+  const WorkingGraph working(g, Keep{&g, this});
   const auto n = vertices_.size();
   const auto forward = reached_from(working, 0, n);
   const auto backward = reached_from(boost::make_reverse_graph(working), 0, n);
@@ -182,7 +190,8 @@ std::vector<std::uint32_t> Topology::graph_route(std::uint32_t src, std::uint32_
   if (src != dst) {
     // Breadth-first from src on the graph without failed links, keeping each vertex's
     // first discovering edge: the shortest path, first in link order.
-    const WorkingGraph working(graph_, Keep{&graph_, this});
+    const Graph& g = graph_->base();
+    const WorkingGraph working(g, Keep{&g, this});
     std::vector<std::uint32_t> via(vertices_.size(), UNREACHED);
     std::vector<boost::default_color_type> color(vertices_.size(), boost::white_color);
     struct Tree : boost::default_bfs_visitor {
@@ -218,8 +227,9 @@ std::vector<std::vector<std::uint32_t>> Topology::graph_routes(std::uint32_t src
       out.push_back(path);
       return;
     }
-    for (auto [e, end] = boost::out_edges(at, graph_); e != end; ++e) {
-      const std::uint32_t id = graph_[*e].link;
+    const Graph& g = graph_->base();
+    for (auto [e, end] = boost::out_edges(at, g); e != end; ++e) {
+      const std::uint32_t id = g[*e].link;
       const std::uint32_t next = links_[id].to;
       if (failed(id) || dist[next] == UNREACHED || dist[next] + 1 != dist[at]) continue;
       path.push_back(id);

@@ -6,13 +6,12 @@
 // fabrics) route by formula in their own files (hardware/node_topology.cpp,
 // hardware/fabric_*.cpp); this class owns what they share.
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <boost/graph/adjacency_list.hpp>
 
 namespace trainsim::hardware {
 
@@ -57,11 +56,9 @@ struct Vertex {
   std::uint32_t index = 0;  // which one of its kind (inside its node, or on its level)
 };
 
-struct EdgeLink {
-  std::uint32_t link = 0;
-};
-using TopologyGraph =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property, EdgeLink>;
+// The Boost graph (hardware/topology_graph.hpp): kept out of this header so that code that
+// only routes does not compile Boost.Graph.
+class TopologyGraph;
 
 // A failed (fraction 0) or degraded (0 < fraction < 1) cable between two named vertices:
 // both directions of every link joining them.
@@ -73,7 +70,8 @@ struct LinkFault {
 
 class Topology {
  public:
-  Topology() = default;
+  Topology();
+  ~Topology();
   Topology(const Topology&) = delete;
   Topology& operator=(const Topology&) = delete;
 
@@ -93,7 +91,7 @@ class Topology {
 
   const std::vector<Link>& links() const { return links_; }
   const std::vector<Vertex>& vertices() const { return vertices_; }
-  const TopologyGraph& graph() const { return graph_; }
+  const TopologyGraph& graph() const { return *graph_; }  // after finish()
   bool failed(std::uint32_t link) const { return !failed_.empty() && failed_[link]; }
   bool has_failures() const { return !failed_.empty(); }
   std::string vertex_name(std::uint32_t v) const;
@@ -116,7 +114,7 @@ class Topology {
   std::vector<Link> links_;
   std::vector<std::string> level_names_;
   std::vector<bool> failed_;  // empty when nothing failed
-  TopologyGraph graph_;
+  std::unique_ptr<TopologyGraph> graph_;
   mutable std::mutex reroute_mutex_;
   mutable std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> reroutes_;
 };

@@ -2,6 +2,7 @@
 
 #include "hardware/gpu_profile.hpp"
 #include "hardware/node_presets.hpp"
+#include "hardware/topology_graph.hpp"
 
 #include <gtest/gtest.h>
 
@@ -175,8 +176,8 @@ TEST(Cluster, EveryRouteIsAPathInTheTopologyGraph) {
   const Topology& topo = c.topology();
   // Generic layout, per node: 4 GPUs, 4 NICs, NVSwitch, CPU, DRAM, 4 PCIe switches = 15;
   // 5 nodes = 75; fabric: 3 groups × 4 rails of leaves + 1 spine = 13.
-  EXPECT_EQ(boost::num_vertices(topo.graph()), 75u + 12 + 1);
-  EXPECT_EQ(boost::num_edges(topo.graph()), c.links().size());
+  EXPECT_EQ(boost::num_vertices(topo.graph().base()), 75u + 12 + 1);
+  EXPECT_EQ(boost::num_edges(topo.graph().base()), c.links().size());
   int checked = 0;
   for (std::uint32_t s = 0; s < c.num_gpus(); ++s) {
     for (std::uint32_t d = 0; d < c.num_gpus(); ++d) {

@@ -6,6 +6,7 @@
 
 #include "hardware/gpu_profile.hpp"
 #include "hardware/node_presets.hpp"
+#include "hardware/topology_graph.hpp"
 #include "sim/flow_network.hpp"
 
 #include <gtest/gtest.h>
@@ -97,8 +98,8 @@ TEST(NodeLayout, DgxA100) {
   EXPECT_EQ(l[LinkKind::NIC_UP], 8);
   EXPECT_EQ(l[LinkKind::LEAF_UP], 8);
   EXPECT_EQ(t.links().size(), 102u);
-  EXPECT_EQ(boost::num_edges(t.graph()), 102u);
-  EXPECT_EQ(boost::num_vertices(t.graph()), 38u);
+  EXPECT_EQ(boost::num_edges(t.graph().base()), 102u);
+  EXPECT_EQ(boost::num_vertices(t.graph().base()), 38u);
   // Routes: GPU to GPU over NVLink (2 links); GPU to host: its PCIe link, the switch
   // uplink, the DRAM (3). GPUs 0 and 1 share switch 0's uplink; GPU 2 is on switch 1.
   EXPECT_EQ(c.route(0, 5).size(), 2u);
