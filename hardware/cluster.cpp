@@ -59,6 +59,11 @@ Cluster::Cluster(ClusterSpec spec, GpuProfile gpu) : spec_(std::move(spec)), gpu
   const NodeLayout layout = spec_.node_layout.empty() ? generic_node_layout(static_cast<int>(gpn), gpu_)
                                                       : *find_node_layout(spec_.node_layout);
   topology_ = std::make_shared<Topology>();
+  // Enough for the layouts and fabrics we have (per GPU: 4 duplex links of its own and its
+  // NIC's, its share of uplinks, drives, DRAM and fabric): one allocation, not a doubling
+  // series, since a sweep builds a cluster per variant.
+  const std::size_t gpus = num_gpus();
+  topology_->reserve(4 * gpus + 64, 16 * gpus + 64);
   nodes_ = std::make_shared<NodeTopology>();
   try {
     nodes_->build(*topology_, nodes, gpn, layout,

@@ -67,6 +67,11 @@ std::uint32_t Topology::add_duplex(std::uint32_t a, std::uint32_t b, LinkKind a_
   return id;
 }
 
+void Topology::reserve(std::size_t vertices, std::size_t links) {
+  vertices_.reserve(vertices);
+  links_.reserve(links);
+}
+
 void Topology::name_level(std::uint32_t level, std::string name) {
   if (level_names_.size() <= level) level_names_.resize(level + 1);
   level_names_[level] = std::move(name);
@@ -129,10 +134,15 @@ void Topology::apply_faults(std::span<const LinkFault> faults) {
 }
 
 void Topology::finish() {
-  graph_ = std::make_unique<TopologyGraph>(vertices_.size());
-  Graph& g = *graph_;
-  for (std::uint32_t id = 0; id < links_.size(); ++id) boost::add_edge(links_[id].from, links_[id].to, EdgeLink{id}, g);
   if (vertices_.empty()) throw std::invalid_argument("topology: no vertices");
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ends(links_.size());
+  std::vector<EdgeLink> ids(links_.size());
+  for (std::uint32_t id = 0; id < links_.size(); ++id) {
+    ends[id] = {links_[id].from, links_[id].to};
+    ids[id].link = id;
+  }
+  graph_ = std::make_unique<TopologyGraph>(ends.begin(), ends.end(), ids.begin(), vertices_.size());
+  const Graph& g = *graph_;
   // Strongly connected: everything reachable from vertex 0 and vertex 0 from everything.
   const WorkingGraph working(g, Keep{&g, this});
   const auto n = vertices_.size();

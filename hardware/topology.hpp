@@ -79,6 +79,7 @@ class Topology {
   // A link each way between a and b; returns the id of a -> b (b -> a is the next id).
   std::uint32_t add_duplex(std::uint32_t a, std::uint32_t b, LinkKind a_to_b, LinkKind b_to_a, double bytes_per_s,
                            double latency_s, std::uint32_t owner);
+  void reserve(std::size_t vertices, std::size_t links);
   // Names a fabric level's switches in vertex names ("leaf3", "spine0"); level 0 is the leaf.
   void name_level(std::uint32_t level, std::string name);
 

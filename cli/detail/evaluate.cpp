@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "cli/memory_budget.hpp"
 #include "hardware/cost_model.hpp"
 #include "sim/simulate.hpp"
@@ -22,11 +24,27 @@ const hardware::CostModel& cost_model_for(const hardware::GpuProfile& gpu) {
   return *slot;
 }
 
+// Variants of a sweep mostly share their cluster: building its topology (graph and
+// connectivity check) once per thread and cluster, not once per variant.
+const hardware::Cluster& cluster_for(const scenarios::LoadedScenario& s) {
+  thread_local std::map<std::string, std::unique_ptr<hardware::Cluster>> clusters;
+  const hardware::ClusterSpec& c = s.cluster;
+  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|", c.gpu, c.nodes, c.gpus_per_node, c.nic_gbps,
+                                c.oversubscription, c.nodes_per_leaf, static_cast<int>(c.fabric), c.fabric_levels,
+                                c.leaves_per_pod, c.node_layout);
+  for (const auto& f : c.link_faults) key += fmt::format("{}|{}|{}|", f.a, f.b, f.bandwidth_fraction);
+  key += s.gpu.SerializeAsString();
+  if (clusters.size() >= 16) clusters.clear();  // a sweep over cluster shapes: keep the few latest
+  std::unique_ptr<hardware::Cluster>& slot = clusters[key];
+  if (!slot) slot = std::make_unique<hardware::Cluster>(c, s.gpu);
+  return *slot;
+}
+
 }  // namespace
 
 report::RunReport evaluate_fast(const scenarios::LoadedScenario& scenario, bool summary_only, double max_memory_bytes) {
   const double budget = max_memory_bytes > 0 ? max_memory_bytes : default_memory_budget();
-  const hardware::Cluster cluster(scenario.cluster, scenario.gpu);
+  const hardware::Cluster& cluster = cluster_for(scenario);
   const hardware::CostModel& cost = cost_model_for(scenario.gpu);
   const auto fidelity = strategies::Fidelity::FAST;
   strategies::check_plan_size(strategies::estimate_program(scenario.training), nullptr, fidelity, budget);

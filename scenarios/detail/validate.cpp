@@ -451,6 +451,12 @@ class Validator {
   void check_link_faults() {
     if (link_faults_.empty()) return;
     const LoadedScenario s = build();
+    try {
+      hardware::Cluster(s.cluster, s.gpu);
+      return;
+    } catch (const std::invalid_argument&) {
+      // Find the first fault that breaks it, to point at its line.
+    }
     for (std::size_t i = 0; i < link_faults_.size(); ++i) {
       hardware::ClusterSpec one = s.cluster;
       one.link_faults.assign(link_faults_.begin(), link_faults_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
