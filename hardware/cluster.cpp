@@ -3,6 +3,7 @@
 #include "hardware/detail/profile_check.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -53,6 +54,8 @@ void validate(const ClusterSpec& spec, const GpuProfile& gpu) {
 }  // namespace
 
 Cluster::Cluster(ClusterSpec spec, GpuProfile gpu) : spec_(std::move(spec)), gpu_(std::move(gpu)) {
+  static std::atomic<std::uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   validate(spec_, gpu_);
   const auto nodes = static_cast<std::uint32_t>(spec_.nodes);
   const auto gpn = static_cast<std::uint32_t>(spec_.gpus_per_node);

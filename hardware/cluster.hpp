@@ -28,6 +28,7 @@ struct ClusterSpec {
   std::int64_t leaves_per_pod = 8;   // three-level fat tree
   std::string node_layout;           // hardware/node_layout.cpp; empty: the generic layout
   std::vector<LinkFault> link_faults;
+  bool operator==(const ClusterSpec&) const = default;
 };
 
 class Cluster {
@@ -56,12 +57,16 @@ class Cluster {
   // host routes cross it.
   double host_copy_seconds(std::uint32_t gpu, bool to_host, double bytes) const;
   sim::NetworkSpec network() const;
+  // Distinct per constructed cluster (copies share it: the same links), so that what depends
+  // only on the cluster can be cached across the variants of a sweep.
+  std::uint64_t id() const { return id_; }
 
  private:
   std::uint32_t check_gpu(std::uint32_t gpu, const char* what) const;
 
   ClusterSpec spec_;
   GpuProfile gpu_;
+  std::uint64_t id_ = 0;
   // Shared, immutable once built: copies of a Cluster are cheap.
   std::shared_ptr<Topology> topology_;
   std::shared_ptr<NodeTopology> nodes_;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -120,66 +121,9 @@ double pattern_latency_s(const Cluster& cluster, Collective c, std::span<const s
   return us * 1e-6;
 }
 
-struct Decomposition {
-  sim::CommPattern pattern;
-  bool moves_nothing = false;  // a group of one
-};
-
-// `named`: the pattern gets its name (for traces); closed forms, which decompose every
-// group of a dimension and keep only loads, skip building it.
-Decomposition decompose(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
-                        const AlgorithmChoice& ch, bool named = false) {
-  validate_ranks(cluster, c, ranks);
-  Decomposition d;
-  if (named) {
-    d.pattern.name = choice_name(c, ch) + "[" + std::to_string(ranks.size()) + "]";
-    if (c == Collective::SEND_RECV)
-      d.pattern.name = std::string("send-recv[") + std::to_string(ranks[0]) + "->" + std::to_string(ranks[1]) + "]";
-  }
-  if (ranks.size() < 2) {
-    d.moves_nothing = true;
-    return d;
-  }
-  const TuningInputs in = tuning_inputs(cluster, c, ranks, 0);
-  check_choice(c, in, ch);
-  detail::FlowBuilder out(cluster, d.pattern);
-  const double nvls_eff = nvls_efficiency(in.compute_capability);
-  switch (ch.algorithm) {
-    case Algorithm::RING:
-      if (c == Collective::BROADCAST || c == Collective::REDUCE) detail::chain_flows(out, c, ranks);
-      else detail::ring_flows(out, c, ranks);
-      break;
-    case Algorithm::TREE: detail::tree_flows(out, ranks); break;
-    case Algorithm::NVLS: detail::nvls_flows(out, c, ranks, nvls_eff); break;
-    case Algorithm::NVLS_TREE: detail::nvls_tree_flows(out, ranks, nvls_eff); break;
-    case Algorithm::PAT: detail::pat_flows(out, ranks); break;
-    case Algorithm::DIRECT:
-    case Algorithm::PAIRWISE:
-      if (c == Collective::SEND_RECV) out.route(ranks[0], ranks[1], 1.0);
-      else detail::all_to_all_flows(out, ranks);
-      break;
-  }
-  const double eff = protocol_efficiency(ch.protocol);
-  for (auto& f : d.pattern.flows) f.bytes_per_unit /= eff;
-  d.pattern.latency = sim::Time::from_seconds(pattern_latency_s(cluster, c, ranks, in, ch));
-  return d;
-}
-
-AlgorithmChoice default_choice(Collective c) {
-  const bool p2p = c == Collective::SEND_RECV || c == Collective::ALL_TO_ALL;
-  return {p2p ? Algorithm::DIRECT : Algorithm::RING, Protocol::SIMPLE, 1, 0.0};
-}
-
-// Per link, the bytes per unit of S the pattern puts on it.
-void add_loads(const sim::CommPattern& p, std::vector<double>& load) {
-  for (const auto& f : p.flows)
-    for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) load[p.route_links[i]] += f.bytes_per_unit;
-}
-
-}  // namespace
-
-TuningInputs tuning_inputs(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks, double bytes) {
-  validate_ranks(cluster, c, ranks);
+// NCCL's view of a group already validated.
+TuningInputs tuning_inputs_of_valid(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
+                                    double bytes) {
   const detail::GroupShape g = detail::group_shape(cluster, ranks);
   TuningInputs in;
   in.collective = c;
@@ -222,6 +166,106 @@ TuningInputs tuning_inputs(const Cluster& cluster, Collective c, std::span<const
   return in;
 }
 
+// The flows of `c` over `ranks` (validated, at least two) appended to `pattern`, bytes per
+// unit already divided by the protocol's efficiency; returns the pattern's latency.
+sim::Time append_flows(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
+                       const AlgorithmChoice& ch, sim::CommPattern& pattern) {
+  const TuningInputs in = tuning_inputs_of_valid(cluster, c, ranks, 0);
+  check_choice(c, in, ch);
+  const std::size_t first_flow = pattern.flows.size();
+  detail::FlowBuilder out(cluster, pattern);
+  const double nvls_eff = nvls_efficiency(in.compute_capability);
+  switch (ch.algorithm) {
+    case Algorithm::RING:
+      if (c == Collective::BROADCAST || c == Collective::REDUCE) detail::chain_flows(out, c, ranks);
+      else detail::ring_flows(out, c, ranks);
+      break;
+    case Algorithm::TREE: detail::tree_flows(out, ranks); break;
+    case Algorithm::NVLS: detail::nvls_flows(out, c, ranks, nvls_eff); break;
+    case Algorithm::NVLS_TREE: detail::nvls_tree_flows(out, ranks, nvls_eff); break;
+    case Algorithm::PAT: detail::pat_flows(out, ranks); break;
+    case Algorithm::DIRECT:
+    case Algorithm::PAIRWISE:
+      if (c == Collective::SEND_RECV) out.route(ranks[0], ranks[1], 1.0);
+      else detail::all_to_all_flows(out, ranks);
+      break;
+  }
+  const double eff = protocol_efficiency(ch.protocol);
+  for (std::size_t f = first_flow; f < pattern.flows.size(); ++f) pattern.flows[f].bytes_per_unit /= eff;
+  return sim::Time::from_seconds(pattern_latency_s(cluster, c, ranks, in, ch));
+}
+
+sim::CommPattern decompose(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
+                           const AlgorithmChoice& ch) {
+  validate_ranks(cluster, c, ranks);
+  sim::CommPattern pattern;
+  pattern.name = choice_name(c, ch) + "[" + std::to_string(ranks.size()) + "]";
+  if (c == Collective::SEND_RECV)
+    pattern.name = std::string("send-recv[") + std::to_string(ranks[0]) + "->" + std::to_string(ranks[1]) + "]";
+  if (ranks.size() >= 2) pattern.latency = append_flows(cluster, c, ranks, ch, pattern);
+  return pattern;
+}
+
+// Calls visit(pattern, latency) with the flows of each group of two or more ranks in turn,
+// in one buffer reused from group to group: closed forms over every group of a dimension
+// keep only per-link sums, not the groups' patterns.
+template <class Visit>
+void for_each_group_flows(const Cluster& cluster, Collective c, std::span<const std::vector<std::uint32_t>> groups,
+                          const AlgorithmChoice& ch, Visit&& visit) {
+  sim::CommPattern scratch;
+  for (const auto& g : groups) {
+    validate_ranks(cluster, c, g);
+    if (g.size() < 2) continue;
+    scratch.flows.clear();
+    scratch.route_links.clear();
+    const sim::Time latency = append_flows(cluster, c, g, ch, scratch);
+    visit(scratch, latency);
+  }
+}
+
+AlgorithmChoice default_choice(Collective c) {
+  const bool p2p = c == Collective::SEND_RECV || c == Collective::ALL_TO_ALL;
+  return {p2p ? Algorithm::DIRECT : Algorithm::RING, Protocol::SIMPLE, 1, 0.0};
+}
+
+// Per-link sums over the links some groups touch, a few among the cluster's thousands:
+// clearing costs what was touched, not the cluster's link count. Every sum added is > 0, so
+// a zero marks an untouched link.
+struct LinkSums {
+  std::vector<double> value;
+  std::vector<std::uint32_t> touched;
+  void reset(std::size_t links) {
+    for (const std::uint32_t l : touched) value[l] = 0;
+    touched.clear();
+    if (value.size() < links) value.resize(links, 0.0);
+  }
+  void add(std::uint32_t l, double v) {
+    if (value[l] == 0) touched.push_back(l);
+    value[l] += v;
+  }
+};
+
+// Reused by each thread (closed forms are computed per lowering, thousands per sweep).
+LinkSums& link_sums(int which, std::size_t links) {
+  thread_local LinkSums sums[2];
+  sums[which].reset(links);
+  return sums[which];
+}
+
+// Per link, the bytes per unit of S the pattern puts on it.
+void add_loads(const sim::CommPattern& p, LinkSums& load) {
+  for (const auto& f : p.flows)
+    for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) load.add(p.route_links[i], f.bytes_per_unit);
+}
+
+}  // namespace
+
+TuningInputs tuning_inputs(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks, double bytes) {
+  validate_ranks(cluster, c, ranks);
+  return tuning_inputs_of_valid(cluster, c, ranks, bytes);
+}
+
+
 AlgorithmChoice choose_algorithm(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
                                  double bytes) {
   if (!(bytes >= 0) || !std::isfinite(bytes))
@@ -231,7 +275,7 @@ AlgorithmChoice choose_algorithm(const Cluster& cluster, Collective c, std::span
 
 sim::CommPattern collective_pattern(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks,
                                     const AlgorithmChoice& choice) {
-  return decompose(cluster, c, ranks, choice, true).pattern;
+  return decompose(cluster, c, ranks, choice);
 }
 
 sim::CommPattern ring_pattern(const Cluster& cluster, Collective c, std::span<const std::uint32_t> ranks) {
@@ -278,30 +322,80 @@ double closed_form_seconds(const Cluster& cluster, Collective c, std::span<const
   return closed_form_seconds(cluster, c, ranks, bytes, choose_algorithm(cluster, c, ranks, bytes));
 }
 
+namespace {
+
+ClosedForm symmetric_closed_form_uncached(const Cluster& cluster, Collective c,
+                                          std::span<const std::vector<std::uint32_t>> groups,
+                                          const AlgorithmChoice& choice) {
+  // Load per link per byte of the collective, over every group's flows.
+  LinkSums& load = link_sums(0, cluster.links().size());
+  ClosedForm out;
+  for_each_group_flows(cluster, c, groups, choice, [&](const sim::CommPattern& p, sim::Time latency) {
+    add_loads(p, load);
+    out.latency_s = std::max(out.latency_s, latency.seconds());
+  });
+  // A group ends when its most loaded link has moved its bytes (max-min fair sharing of a
+  // link between the flows on it ends when the link has moved their sum); every loaded link
+  // carries some group's flow, so the slowest group is bound by the most loaded link of all.
+  const auto& links = cluster.links();
+  for (const std::uint32_t l : load.touched)
+    out.seconds_per_byte = std::max(out.seconds_per_byte, load.value[l] / links[l].bytes_per_s);
+  return out;
+}
+
+// What a closed form or a slowdown over symmetric groups depends on: the cluster, the
+// collectives with their algorithm and protocol, and every group's ranks in order.
+struct GroupsKey {
+  std::uint64_t cluster = 0;
+  std::uint64_t what = 0;
+  std::vector<std::uint32_t> ranks;  // per group, its size and then its ranks; sets separated by NONE
+  bool operator==(const GroupsKey&) const = default;
+};
+struct GroupsKeyHash {
+  std::size_t operator()(const GroupsKey& k) const {
+    std::uint64_t h = k.cluster * 0x9E3779B97F4A7C15ull ^ k.what;
+    for (const std::uint32_t r : k.ranks) h = (h ^ r) * 0x100000001B3ull;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
+std::uint64_t choice_bits(Collective c, const AlgorithmChoice& ch) {
+  return std::uint64_t{static_cast<std::uint8_t>(c)} << 16 | std::uint64_t{static_cast<std::uint8_t>(ch.algorithm)} << 8 |
+         static_cast<std::uint8_t>(ch.protocol);
+}
+
+void append_groups(std::vector<std::uint32_t>& out, std::span<const std::vector<std::uint32_t>> groups) {
+  for (const auto& g : groups) {
+    out.push_back(static_cast<std::uint32_t>(g.size()));
+    out.insert(out.end(), g.begin(), g.end());
+  }
+}
+
+// Enough for the layouts of a large sweep on a few clusters; cleared when full.
+constexpr std::size_t MAX_CACHED_GROUP_SETS = std::size_t{1} << 14;
+
+// Looks `key` up in `cache` (one per thread, as the cost model's), computing and keeping
+// the value when absent; a computation that throws keeps nothing.
+template <class Value, class Compute>
+Value cached(std::unordered_map<GroupsKey, Value, GroupsKeyHash>& cache, GroupsKey&& key, Compute&& compute) {
+  if (const auto hit = cache.find(key); hit != cache.end()) return hit->second;
+  const Value v = compute();
+  if (cache.size() >= MAX_CACHED_GROUP_SETS) cache.clear();
+  cache.emplace(std::move(key), v);
+  return v;
+}
+
+}  // namespace
+
+// A sweep's variants that share a layout and a cluster share these closed forms: computed
+// once per thread, keyed by the cluster and the groups.
 ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
                                  std::span<const std::vector<std::uint32_t>> groups, const AlgorithmChoice& choice) {
   if (groups.empty()) throw std::invalid_argument(std::string(to_string(c)) + ": no groups");
-  std::vector<Decomposition> parts;
-  parts.reserve(groups.size());
-  for (const auto& g : groups) parts.push_back(decompose(cluster, c, g, choice));
-  // Load per link per byte of the collective, over every group's flows.
-  std::vector<double> load(cluster.links().size(), 0.0);
-  for (const auto& d : parts) add_loads(d.pattern, load);
-  ClosedForm out;
-  for (const auto& d : parts) {
-    if (d.moves_nothing) continue;
-    out.latency_s = std::max(out.latency_s, d.pattern.latency.seconds());
-    // The group ends when its most loaded link has moved its bytes: max-min fair sharing of
-    // a link between the flows on it ends when the link has moved their sum.
-    double spb = 0;
-    for (const auto& f : d.pattern.flows)
-      for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) {
-        const std::uint32_t l = d.pattern.route_links[i];
-        spb = std::max(spb, load[l] / cluster.links()[l].bytes_per_s);
-      }
-    out.seconds_per_byte = std::max(out.seconds_per_byte, spb);
-  }
-  return out;
+  thread_local std::unordered_map<GroupsKey, ClosedForm, GroupsKeyHash> cache;
+  GroupsKey key{cluster.id(), choice_bits(c, choice), {}};
+  append_groups(key.ranks, groups);
+  return cached(cache, std::move(key), [&] { return symmetric_closed_form_uncached(cluster, c, groups, choice); });
 }
 
 ClosedForm symmetric_closed_form(const Cluster& cluster, Collective c,
@@ -313,33 +407,33 @@ namespace {
 
 // Per link, how many of the groups' flows cross it (max-min fairness shares a link
 // between flows, whatever each carries).
-std::vector<double> flows_per_link(const Cluster& cluster, Collective c, std::span<const std::vector<std::uint32_t>> groups,
-                                   const AlgorithmChoice& choice) {
-  std::vector<double> count(cluster.links().size(), 0.0);
-  for (const auto& g : groups) {
-    const Decomposition d = decompose(cluster, c, g, choice);
-    for (const auto& f : d.pattern.flows)
-      for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) count[d.pattern.route_links[i]] += 1;
-  }
+const LinkSums& flows_per_link(int which, const Cluster& cluster, Collective c,
+                               std::span<const std::vector<std::uint32_t>> groups, const AlgorithmChoice& choice) {
+  LinkSums& count = link_sums(which, cluster.links().size());
+  for_each_group_flows(cluster, c, groups, choice, [&](const sim::CommPattern& p, sim::Time) {
+    for (const auto& f : p.flows)
+      for (std::uint32_t i = f.route_begin; i < f.route_end; ++i) count.add(p.route_links[i], 1);
+  });
   return count;
 }
 
-}  // namespace
-
-double interference_slowdown(const Cluster& cluster, Collective a, std::span<const std::vector<std::uint32_t>> groups_a,
-                             const AlgorithmChoice& choice_a, Collective b,
-                             std::span<const std::vector<std::uint32_t>> groups_b, const AlgorithmChoice& choice_b) {
-  const std::vector<double> la = flows_per_link(cluster, a, groups_a, choice_a);
-  const std::vector<double> lb = flows_per_link(cluster, b, groups_b, choice_b);
+double interference_slowdown_uncached(const Cluster& cluster, Collective a,
+                                      std::span<const std::vector<std::uint32_t>> groups_a, const AlgorithmChoice& choice_a,
+                                      Collective b, std::span<const std::vector<std::uint32_t>> groups_b,
+                                      const AlgorithmChoice& choice_b) {
+  const LinkSums& sa = flows_per_link(0, cluster, a, groups_a, choice_a);
+  const LinkSums& sb = flows_per_link(1, cluster, b, groups_b, choice_b);
+  const std::vector<double>& la = sa.value;
+  const std::vector<double>& lb = sb.value;
   const auto& links = cluster.links();
   constexpr double INF = std::numeric_limits<double>::infinity();
   double alone = INF, shared_level = INF;
   bool a_fixed_first = false, b_fixed_first = false;
-  for (std::size_t l = 0; l < links.size(); ++l) {
+  // Every link either crosses, each once: a's links, then b's that a does not cross. The
+  // minimum and the flags ORed at it do not depend on the order.
+  auto visit = [&](std::uint32_t l) {
     if (la[l] > 0) alone = std::min(alone, links[l].bytes_per_s / la[l]);
-    const double load = la[l] + lb[l];
-    if (load <= 0) continue;
-    const double level = links[l].bytes_per_s / load;
+    const double level = links[l].bytes_per_s / (la[l] + lb[l]);
     if (level < shared_level) {
       shared_level = level;
       a_fixed_first = la[l] > 0;
@@ -348,16 +442,33 @@ double interference_slowdown(const Cluster& cluster, Collective a, std::span<con
       a_fixed_first = a_fixed_first || la[l] > 0;
       b_fixed_first = b_fixed_first || lb[l] > 0;
     }
-  }
+  };
+  for (const std::uint32_t l : sa.touched) visit(l);
+  for (const std::uint32_t l : sb.touched)
+    if (la[l] == 0) visit(l);
   if (!(alone < INF)) return 0.0;  // `a` moves nothing over links
   double rate = shared_level;
   if (!a_fixed_first && b_fixed_first) {
     // `b` saturates a link of its own first; `a` takes what `b` leaves on its links.
     rate = INF;
-    for (std::size_t l = 0; l < links.size(); ++l)
-      if (la[l] > 0) rate = std::min(rate, (links[l].bytes_per_s - lb[l] * shared_level) / la[l]);
+    for (const std::uint32_t l : sa.touched) rate = std::min(rate, (links[l].bytes_per_s - lb[l] * shared_level) / la[l]);
   }
   return rate > 0 ? std::max(0.0, alone / rate - 1.0) : 0.0;
+}
+
+}  // namespace
+
+double interference_slowdown(const Cluster& cluster, Collective a, std::span<const std::vector<std::uint32_t>> groups_a,
+                             const AlgorithmChoice& choice_a, Collective b,
+                             std::span<const std::vector<std::uint32_t>> groups_b, const AlgorithmChoice& choice_b) {
+  thread_local std::unordered_map<GroupsKey, double, GroupsKeyHash> cache;
+  GroupsKey key{cluster.id(), choice_bits(a, choice_a) << 24 | choice_bits(b, choice_b), {}};
+  append_groups(key.ranks, groups_a);
+  key.ranks.push_back(sim::NONE);
+  append_groups(key.ranks, groups_b);
+  return cached(cache, std::move(key), [&] {
+    return interference_slowdown_uncached(cluster, a, groups_a, choice_a, b, groups_b, choice_b);
+  });
 }
 
 }  // namespace trainsim::hardware

@@ -66,6 +66,7 @@ struct LinkFault {
   std::string a;
   std::string b;
   double bandwidth_fraction = 0;
+  bool operator==(const LinkFault&) const = default;
 };
 
 class Topology {

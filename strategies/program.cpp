@@ -185,6 +185,10 @@ Item collective_item(Dim dim, hardware::Collective op, double bytes, std::int32_
 void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, Direction dir, std::int64_t tensor,
                     bool sequence_parallel, std::int64_t num_layers) {
   auto& out = dir == Direction::FORWARD ? chunk.forward : chunk.backward;
+  // Ops per group (embedding −1 … head num_layers): a segment holds at most its group's, so
+  // each segment's op list is allocated once.
+  std::vector<std::size_t> group_ops(static_cast<std::size_t>(num_layers) + 2, 0);
+  for (const auto& t : ops) ++group_ops[static_cast<std::size_t>(t.group + 1)];
   Segment current;
   std::int32_t current_group = 0;
   auto flush = [&]() {
@@ -213,6 +217,7 @@ void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, 
     const models::Op& op = *t.op;
     if (!current.ops.empty() && t.group != current_group) flush();
     current_group = t.group;
+    if (current.ops.empty()) current.ops.reserve(group_ops[static_cast<std::size_t>(t.group + 1)]);
     // Collectives that precede the op in this direction.
     const auto before = dir == Direction::FORWARD ? models::TpBoundary::ENTER : models::TpBoundary::EXIT;
     const auto after = dir == Direction::FORWARD ? models::TpBoundary::EXIT : models::TpBoundary::ENTER;

@@ -1,10 +1,9 @@
 #include "cli/detail/evaluate.hpp"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "cli/memory_budget.hpp"
 #include "hardware/cost_model.hpp"
@@ -24,27 +23,30 @@ const hardware::CostModel& cost_model_for(const hardware::GpuProfile& gpu) {
   return *slot;
 }
 
-// Variants of a sweep mostly share their cluster: building its topology (graph and
-// connectivity check) once per thread and cluster, not once per variant.
-const hardware::Cluster& cluster_for(const scenarios::LoadedScenario& s) {
-  thread_local std::map<std::string, std::unique_ptr<hardware::Cluster>> clusters;
-  const hardware::ClusterSpec& c = s.cluster;
-  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|", c.gpu, c.nodes, c.gpus_per_node, c.nic_gbps,
-                                c.oversubscription, c.nodes_per_leaf, static_cast<int>(c.fabric), c.fabric_levels,
-                                c.leaves_per_pod, c.node_layout);
-  for (const auto& f : c.link_faults) key += fmt::format("{}|{}|{}|", f.a, f.b, f.bandwidth_fraction);
-  key += s.gpu.SerializeAsString();
-  if (clusters.size() >= 16) clusters.clear();  // a sweep over cluster shapes: keep the few latest
-  std::unique_ptr<hardware::Cluster>& slot = clusters[key];
-  if (!slot) slot = std::make_unique<hardware::Cluster>(c, s.gpu);
-  return *slot;
+// Per thread, the clusters of the last few variants: a search's candidates and most sweeps
+// share one, and the collective closed forms are cached per cluster.
+const hardware::Cluster& cluster_for(const hardware::ClusterSpec& spec, const hardware::GpuProfile& gpu) {
+  struct Entry {
+    hardware::ClusterSpec spec;
+    std::string gpu;
+    std::unique_ptr<hardware::Cluster> cluster;
+  };
+  constexpr std::size_t KEEP = 16;
+  thread_local std::deque<Entry> recent;
+  std::string gpu_bytes = gpu.SerializeAsString();
+  for (const Entry& e : recent)
+    if (e.spec == spec && e.gpu == gpu_bytes) return *e.cluster;
+  auto cluster = std::make_unique<hardware::Cluster>(spec, gpu);  // throws on a bad spec: nothing kept
+  if (recent.size() == KEEP) recent.pop_front();
+  recent.push_back({spec, std::move(gpu_bytes), std::move(cluster)});
+  return *recent.back().cluster;
 }
 
 }  // namespace
 
 report::RunReport evaluate_fast(const scenarios::LoadedScenario& scenario, bool summary_only, double max_memory_bytes) {
   const double budget = max_memory_bytes > 0 ? max_memory_bytes : default_memory_budget();
-  const hardware::Cluster& cluster = cluster_for(scenario);
+  const hardware::Cluster& cluster = cluster_for(scenario.cluster, scenario.gpu);
   const hardware::CostModel& cost = cost_model_for(scenario.gpu);
   const auto fidelity = strategies::Fidelity::FAST;
   strategies::check_plan_size(strategies::estimate_program(scenario.training), nullptr, fidelity, budget);

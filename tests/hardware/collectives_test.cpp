@@ -468,3 +468,50 @@ TEST(CollectiveAlgorithms, AnySubsetOfRanks) {
 
 }  // namespace
 }  // namespace trainsim::hardware
+
+namespace trainsim::hardware {
+namespace {
+
+// Closed forms and slowdowns are cached per thread by (cluster, collectives, groups): the
+// cache must tell clusters apart (the same groups on an oversubscribed fabric are slower)
+// and groups apart, and a cached answer must equal the one computed afresh on an equal
+// cluster that has never been asked.
+TEST(SymmetricClosedFormCache, KeyedByClusterAndGroups) {
+  const Cluster flat = h100_cluster(64, 8, 4, 1.0);
+  const Cluster oversubscribed = h100_cluster(64, 8, 4, 4.0);
+  // One ring per rail over 16 nodes under 4 leaves (4 nodes per leaf), visited in the order
+  // 0, 4, 8, 12, 1, 5, …: every hop changes leaves, so each leaf's uplink carries 4 ring
+  // flows, 4× a NIC's one — at oversubscription 4 the uplink has one NIC's bandwidth.
+  std::vector<std::vector<std::uint32_t>> groups;
+  for (std::uint32_t rail = 0; rail < 8; ++rail) {
+    groups.emplace_back();
+    for (std::uint32_t i = 0; i < 16; ++i) groups.back().push_back(((i % 4) * 4 + i / 4) * 8 + rail);
+  }
+  const ClosedForm a = symmetric_closed_form(flat, Collective::ALL_REDUCE, groups);
+  const ClosedForm b = symmetric_closed_form(oversubscribed, Collective::ALL_REDUCE, groups);
+  EXPECT_GT(b.seconds_per_byte, a.seconds_per_byte * 1.5) << "the oversubscribed fabric got the flat fabric's answer";
+  const ClosedForm a_again = symmetric_closed_form(flat, Collective::ALL_REDUCE, groups);
+  EXPECT_EQ(a_again.seconds_per_byte, a.seconds_per_byte);
+  EXPECT_EQ(a_again.latency_s, a.latency_s);
+
+  const Cluster flat_fresh = h100_cluster(64, 8, 4, 1.0);  // a new cluster: nothing cached for it
+  const ClosedForm fresh = symmetric_closed_form(flat_fresh, Collective::ALL_REDUCE, groups);
+  EXPECT_EQ(fresh.seconds_per_byte, a.seconds_per_byte);
+  EXPECT_EQ(fresh.latency_s, a.latency_s);
+
+  // Rings over the 4 nodes of one leaf never reach the spine.
+  std::vector<std::vector<std::uint32_t>> local;
+  for (std::uint32_t rail = 0; rail < 8; ++rail) local.push_back({rail, 8 + rail, 16 + rail, 24 + rail});
+  const ClosedForm l = symmetric_closed_form(oversubscribed, Collective::ALL_REDUCE, local);
+  EXPECT_LT(l.seconds_per_byte, b.seconds_per_byte / 2);
+  const ClosedForm reduce_scatter = symmetric_closed_form(flat, Collective::REDUCE_SCATTER, groups);
+  EXPECT_LT(reduce_scatter.seconds_per_byte, a.seconds_per_byte);  // (n-1)/n, not 2(n-1)/n
+
+  // A bad group is refused every time, cached or not.
+  const std::vector<std::vector<std::uint32_t>> bad{{0, 0}};
+  EXPECT_THROW(symmetric_closed_form(flat, Collective::ALL_REDUCE, bad), std::invalid_argument);
+  EXPECT_THROW(symmetric_closed_form(flat, Collective::ALL_REDUCE, bad), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trainsim::hardware

@@ -897,12 +897,12 @@ TEST(RuleFabric, UnknownKindBadLevelsAndPodsWithoutThreeLevelsAreErrors) {
   t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 fabric { kind: "fat-tree" levels: 4 } })";
   d = errors(t.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
-  EXPECT_THAT(d[0].str(), HasSubstr("s.textproto:3:66: error: cluster.fabric.levels: 4 switch levels: a fat-tree "
+  EXPECT_THAT(d[0].str(), HasSubstr("s.textproto:3:65: error: cluster.fabric.levels: 4 switch levels: a fat-tree "
                                     "fabric has 2 (leaf, spine) or 3 (leaf, aggregation, core)"));
   t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 fabric { kind: "fat-tree" leaves_per_pod: 2 } })";
   d = errors(t.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
-  EXPECT_THAT(d[0].str(), HasSubstr("s.textproto:3:66: error: cluster.fabric.leaves_per_pod: only a three-level fat "
+  EXPECT_THAT(d[0].str(), HasSubstr("s.textproto:3:65: error: cluster.fabric.leaves_per_pod: only a three-level fat "
                                     "tree has pods"));
   t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 fabric { kind: "fat-tree" levels: 3 leaves_per_pod: 0 } })";
   d = errors(t.load());
