@@ -1,6 +1,5 @@
 #include "hardware/cluster.hpp"
 
-#include "hardware/detail/fabric_layout.hpp"
 #include "hardware/detail/profile_check.hpp"
 
 #include <algorithm>
@@ -13,8 +12,9 @@
 namespace trainsim::hardware {
 namespace {
 
-// Link ids are 32-bit (sim::FlowTemplate routes) and every GPU owns four links; 2^24 GPUs
-// is far beyond any cluster we model while keeping every id and count exact.
+// Link ids are 32-bit (sim::FlowTemplate routes) and every GPU owns some twenty links with
+// its NIC and its share of the PCIe tree; 2^24 GPUs is far beyond any cluster we model
+// while keeping every id and count exact.
 constexpr std::int64_t MAX_GPUS = std::int64_t{1} << 24;
 
 void validate(const ClusterSpec& spec, const GpuProfile& gpu) {
@@ -38,6 +38,16 @@ void validate(const ClusterSpec& spec, const GpuProfile& gpu) {
          std::to_string(spec.oversubscription));
   }
   if (spec.nodes_per_leaf < 1) fail("nodes_per_leaf must be >= 1, got " + std::to_string(spec.nodes_per_leaf));
+  if (spec.fabric == FabricKind::RAIL_OPTIMIZED && spec.fabric_levels != 2) {
+    fail("fabric_levels must be 2 for a rail-optimized fabric, got " + std::to_string(spec.fabric_levels));
+  }
+  if (spec.fabric == FabricKind::FAT_TREE && spec.fabric_levels != 2 && spec.fabric_levels != 3) {
+    fail("fabric_levels must be 2 or 3 for a fat tree, got " + std::to_string(spec.fabric_levels));
+  }
+  if (spec.leaves_per_pod < 1) fail("leaves_per_pod must be >= 1, got " + std::to_string(spec.leaves_per_pod));
+  if (!spec.node_layout.empty() && !find_node_layout(spec.node_layout)) {
+    fail("node_layout '" + spec.node_layout + "' is unknown (known: dgx-a100, dgx-h100, or empty for generic)");
+  }
   detail::require_valid_profile(gpu, detail::ProfilePart::NETWORK, "Cluster");
 }
 
@@ -47,76 +57,107 @@ Cluster::Cluster(ClusterSpec spec, GpuProfile gpu) : spec_(std::move(spec)), gpu
   static std::atomic<std::uint64_t> next_id{1};
   id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   validate(spec_, gpu_);
-  const std::uint32_t g_count = num_gpus();
-  num_leaves_ = static_cast<std::uint32_t>(detail::num_leaves(spec_));
-
-  const double nvlink_bw = gpu_.nvlink_bytes_per_s().value();
-  const double nvlink_lat = gpu_.nvlink_latency_s().value();
-  // What NCCL gets out of a NIC, not its line rate (reference §2.4).
-  const double nic_bw = spec_.nic_gbps * 1e9 / 8.0 * gpu_.nic_efficiency().value();
-  const double net_lat = gpu_.network_latency_s().value();
-
-  links_.reserve(6 * static_cast<std::size_t>(g_count) + 2 * static_cast<std::size_t>(num_leaves_));
-  for (std::uint32_t g = 0; g < g_count; ++g) {
-    links_.push_back({LinkKind::NVLINK_UP, nvlink_bw, nvlink_lat, g});
-    links_.push_back({LinkKind::NVLINK_DOWN, nvlink_bw, nvlink_lat, g});
-    links_.push_back({LinkKind::NIC_UP, nic_bw, net_lat, g});
-    links_.push_back({LinkKind::NIC_DOWN, nic_bw, net_lat, g});
-  }
-  const auto gpn = static_cast<std::uint32_t>(spec_.gpus_per_node);
-  const auto npl = static_cast<std::uint32_t>(spec_.nodes_per_leaf);
   const auto nodes = static_cast<std::uint32_t>(spec_.nodes);
-  for (std::uint32_t leaf = 0; leaf < num_leaves_; ++leaf) {
-    // One NIC per node of the leaf's group sits under it; the last group may be partial.
-    const std::uint32_t group = leaf / gpn;
-    const std::uint32_t first_node = group * npl;
-    const std::uint32_t nics = std::min(npl, nodes - first_node);
-    const double up_bw = static_cast<double>(nics) * nic_bw / spec_.oversubscription;
-    // NCCL's NET latency is per step, end to end; the max-latency rule of the collectives
-    // therefore gives the same alpha whether or not a step crosses the spine.
-    links_.push_back({LinkKind::LEAF_UP, up_bw, net_lat, leaf});
-    links_.push_back({LinkKind::LEAF_DOWN, up_bw, net_lat, leaf});
+  const auto gpn = static_cast<std::uint32_t>(spec_.gpus_per_node);
+  const NodeLayout layout = spec_.node_layout.empty() ? generic_node_layout(static_cast<int>(gpn), gpu_)
+                                                      : *find_node_layout(spec_.node_layout);
+  topology_ = std::make_shared<Topology>();
+  // Enough for the layouts and fabrics we have (per GPU: 4 duplex links of its own and its
+  // NIC's, its share of uplinks, drives, DRAM and fabric): one allocation, not a doubling
+  // series, since a sweep builds a cluster per variant.
+  const std::size_t gpus = num_gpus();
+  topology_->reserve(4 * gpus + 64, 16 * gpus + 64);
+  nodes_ = std::make_shared<NodeTopology>();
+  try {
+    nodes_->build(*topology_, nodes, gpn, layout,
+                  {gpu_.nvlink_bytes_per_s().value(), gpu_.nvlink_latency_s().value(), gpu_.pcie_bytes_per_s().value()});
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("cluster spec: ") + e.what());
   }
-  // Host copies: after every network link, so that network link ids do not depend on them.
-  const double pcie_bw = gpu_.pcie_bytes_per_s().value();
-  for (std::uint32_t g = 0; g < g_count; ++g) {
-    links_.push_back({LinkKind::PCIE_D2H, pcie_bw, 0.0, g});
-    links_.push_back({LinkKind::PCIE_H2D, pcie_bw, 0.0, g});
+  FabricInput in;
+  in.nodes = nodes;
+  in.rails = gpn;
+  in.first_nic_vertex = nodes_->nic_vertex(0);
+  // What NCCL gets out of a NIC, not its line rate (reference §2.4).
+  in.nic_bytes_per_s = spec_.nic_gbps * 1e9 / 8.0 * gpu_.nic_efficiency().value();
+  in.latency_s = gpu_.network_latency_s().value();
+  FabricSpec fs;
+  fs.kind = spec_.fabric;
+  fs.levels = spec_.fabric_levels;
+  fs.oversubscription = spec_.oversubscription;
+  fs.nodes_per_leaf = spec_.nodes_per_leaf;
+  fs.leaves_per_pod = spec_.leaves_per_pod;
+  fabric_ = make_fabric(spec_.fabric);
+  fabric_->build(*topology_, in, fs);
+  try {
+    topology_->apply_faults(spec_.link_faults);
+    topology_->finish();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("cluster spec: ") + e.what());
   }
+  host_sharers_ = std::make_shared<std::vector<std::uint32_t>>(links().size(), 0);
+  for (std::uint32_t g = 0; g < num_gpus(); ++g) {
+    for (const bool to_host : {true, false}) {
+      for (const std::uint32_t l : nodes_->host_route(g, to_host)) ++(*host_sharers_)[l];
+    }
+  }
+}
+
+std::uint32_t Cluster::check_gpu(std::uint32_t gpu, const char* what) const {
+  const std::uint32_t n = num_gpus();
+  if (gpu >= n) {
+    throw std::out_of_range(std::string("Cluster::") + what + ": GPU " + std::to_string(gpu) + " out of range (" +
+                            std::to_string(n) + " GPUs)");
+  }
+  return gpu;
 }
 
 std::vector<std::uint32_t> Cluster::host_route(std::uint32_t gpu, bool to_host) const {
-  const std::uint32_t n = num_gpus();
-  if (gpu >= n) throw std::out_of_range("Cluster::host_route: GPU " + std::to_string(gpu) + " out of range");
-  const std::uint32_t base = 4 * n + 2 * num_leaves_;
-  return {base + 2 * gpu + (to_host ? 0u : 1u)};
+  check_gpu(gpu, "host_route");
+  const std::uint32_t memory = nodes_->memory_vertex(gpu);
+  const std::uint32_t src = to_host ? nodes_->gpu_vertex(gpu) : memory;
+  const std::uint32_t dst = to_host ? memory : nodes_->gpu_vertex(gpu);
+  return topology_->checked(nodes_->host_route(gpu, to_host), src, dst);
 }
 
-std::uint32_t Cluster::leaf_of(std::uint32_t gpu) const {
-  const auto gpn = static_cast<std::uint32_t>(spec_.gpus_per_node);
-  const std::uint32_t group = node_of(gpu) / static_cast<std::uint32_t>(spec_.nodes_per_leaf);
-  return group * gpn + gpu % gpn;
+double Cluster::host_copy_seconds(std::uint32_t gpu, bool to_host, double bytes) const {
+  double seconds = 0;
+  const auto& sharers = *host_sharers_;
+  for (const std::uint32_t l : host_route(gpu, to_host)) {
+    // A link off the GPU's own tree (a reroute) is counted as carrying this copy alone.
+    const double share = std::max<std::uint32_t>(1, sharers[l]);
+    seconds = std::max(seconds, bytes * share / links()[l].bytes_per_s);
+  }
+  return seconds;
 }
 
 std::vector<std::uint32_t> Cluster::route(std::uint32_t src, std::uint32_t dst) const {
-  const std::uint32_t n = num_gpus();
-  if (src >= n || dst >= n) {
-    throw std::out_of_range("Cluster::route: GPU " + std::to_string(src >= n ? src : dst) + " out of range (" +
-                            std::to_string(n) + " GPUs)");
+  check_gpu(src, "route");
+  check_gpu(dst, "route");
+  std::vector<std::uint32_t> r;
+  if (src == dst) return r;
+  if (node_of(src) == node_of(dst)) {
+    r.reserve(2);
+    nodes_->nvlink_route(src, dst, r);
+  } else {
+    r.reserve(8);
+    nodes_->to_nic(src, r);
+    fabric_->route(src, dst, r);
+    nodes_->from_nic(dst, r);
   }
-  if (src == dst) return {};
-  if (node_of(src) == node_of(dst)) return {detail::nvlink_up_link(src), detail::nvlink_down_link(dst)};
-  const std::uint32_t src_leaf = leaf_of(src);
-  const std::uint32_t dst_leaf = leaf_of(dst);
-  if (src_leaf == dst_leaf) return {detail::nic_up_link(src), detail::nic_down_link(dst)};
-  return {detail::nic_up_link(src), detail::leaf_up_link(n, src_leaf), detail::leaf_down_link(n, dst_leaf),
-          detail::nic_down_link(dst)};
+  return topology_->checked(std::move(r), nodes_->gpu_vertex(src), nodes_->gpu_vertex(dst));
+}
+
+std::vector<std::vector<std::uint32_t>> Cluster::routes(std::uint32_t src, std::uint32_t dst) const {
+  check_gpu(src, "routes");
+  check_gpu(dst, "routes");
+  return topology_->graph_routes(nodes_->gpu_vertex(src), nodes_->gpu_vertex(dst));
 }
 
 sim::NetworkSpec Cluster::network() const {
   sim::NetworkSpec net;
-  net.capacity_bytes_per_s.reserve(links_.size());
-  for (const auto& l : links_) net.capacity_bytes_per_s.push_back(l.bytes_per_s);
+  net.capacity_bytes_per_s.reserve(links().size());
+  for (const auto& l : links()) net.capacity_bytes_per_s.push_back(l.bytes_per_s);
   return net;
 }
 

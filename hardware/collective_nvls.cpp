@@ -10,14 +10,14 @@
 // Check against measurement: 8 × H100, all-reduce, up 9/8·S at 0.85 × 370.8 GB/s gives an
 // algorithm bandwidth of 280 GB/s, bus bandwidth 490 GB/s; measured ~480 (reference §2.4).
 #include "hardware/detail/collective_flows.hpp"
-#include "hardware/detail/fabric_layout.hpp"
 
 namespace trainsim::hardware::detail {
 namespace {
 
 void switch_flows(FlowBuilder& out, const std::vector<std::uint32_t>& node, double up, double down, double eff) {
+  const NodeTopology& links = out.cluster().node_topology();
   for (const std::uint32_t g : node) {
-    const std::uint32_t up_link = nvlink_up_link(g), down_link = nvlink_down_link(g);
+    const std::uint32_t up_link = links.nvlink_up(g), down_link = links.nvlink_down(g);
     out.links({&up_link, 1}, up / eff);
     out.links({&down_link, 1}, down / eff);
   }

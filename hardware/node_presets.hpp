@@ -12,6 +12,7 @@ struct NodePreset {
   int gpus_per_node = 8;
   double nic_gbps = 0;     // per GPU
   std::string source;
+  std::string layout;      // the PCIe tree inside (hardware/node_layout.cpp)
 };
 
 std::optional<NodePreset> find_node_preset(const std::string& name);

@@ -1,6 +1,7 @@
 #include "strategies/lower.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -702,7 +703,16 @@ Lowered Lowering::run() {
           sim::CommPattern pat;
           pat.name = to_host ? "copy-d2h" : "copy-h2d";
           pat.route_links = cluster_.host_route(rank, to_host);
-          pat.flows.push_back({0, static_cast<std::uint32_t>(pat.route_links.size()), 1.0});
+          double per_unit = 1.0;
+          if (fidelity_ == Fidelity::FAST) {
+            // Fast fidelity lowers one rank per stage, so its copy would run alone; every GPU
+            // of a symmetric program copies at once, and GPUs on one PCIe switch share its
+            // uplink: the copy carries its share as the topology's closed form counts it.
+            double alone = std::numeric_limits<double>::infinity();
+            for (const std::uint32_t l : pat.route_links) alone = std::min(alone, cluster_.links()[l].bytes_per_s);
+            per_unit = cluster_.host_copy_seconds(rank, to_host, 1.0) * alone;
+          }
+          pat.flows.push_back({0, static_cast<std::uint32_t>(pat.route_links.size()), per_unit});
           pos->second = b.add_pattern(std::move(pat));
         }
         const std::uint32_t task = b.add_copy(ts, pos->second, it.copy.bytes);

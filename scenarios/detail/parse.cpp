@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include <fmt/format.h>
@@ -358,14 +359,20 @@ std::pair<int, int> Locator::locate(std::string_view path) const {
     std::size_t dot = path.find('.');
     std::string name(path.substr(0, dot));
     path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+    // A repeated field is named with its index, "link_fault[2]".
+    int index = -1;
+    if (const auto open = name.find('['); open != std::string::npos && name.back() == ']') {
+      index = std::atoi(name.c_str() + open + 1);
+      name.erase(open);
+    }
     const pb::FieldDescriptor* field = type->FindFieldByName(name);
-    // The tree asserts on a repeated field without an index; the schema has none.
-    if (field == nullptr || field->is_repeated()) break;
-    pb::TextFormat::ParseLocation at = tree->GetLocation(field, -1);
+    // The tree asserts on a repeated field without an index, and on a singular one with.
+    if (field == nullptr || field->is_repeated() != (index >= 0)) break;
+    pb::TextFormat::ParseLocation at = tree->GetLocation(field, index);
     if (at.line < 0) break;
     best = {at.line + 1, at.column + 1};
     if (field->message_type() == nullptr) break;
-    tree = tree->GetTreeForNested(field, -1);
+    tree = tree->GetTreeForNested(field, index);
     type = field->message_type();
   }
   return best;

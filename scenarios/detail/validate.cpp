@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "models/divisors.hpp"
+#include "hardware/cluster.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "hardware/node_presets.hpp"
 #include "models/hf_config.hpp"
@@ -74,6 +75,7 @@ class Validator {
     resolve_planning();
     if (errors_.empty()) check_resolved();
     if (errors_.empty()) check_scale();
+    if (errors_.empty()) check_link_faults();
     if (!errors_.empty()) {
       // File order, as a compiler reports; errors without a position keep their order last.
       std::stable_sort(errors_.begin(), errors_.end(), [](const Diagnostic& a, const Diagnostic& b) {
@@ -431,6 +433,86 @@ class Validator {
     }
     nodes_per_leaf_ = size_or("cluster.fabric.fat_tree.nodes_per_leaf", tree.has_nodes_per_leaf(),
                               tree.nodes_per_leaf(), 32);
+    resolve_fabric(c.fabric());
+  }
+
+  // The fabric's kind and levels, and the faults whose names only the built topology can
+  // check (check_link_faults).
+  void resolve_fabric(const Fabric& f) {
+    if (f.kind().empty() || f.kind() == "rail-optimized") {
+      fabric_kind_ = hardware::FabricKind::RAIL_OPTIMIZED;
+    } else if (f.kind() == "fat-tree") {
+      fabric_kind_ = hardware::FabricKind::FAT_TREE;
+    } else {
+      error("cluster.fabric.kind", fmt::format("unknown fabric kind {} (valid: \"rail-optimized\", \"fat-tree\")",
+                                               quote(f.kind())));
+    }
+    if (f.has_levels()) {
+      const bool rail = fabric_kind_ == hardware::FabricKind::RAIL_OPTIMIZED;
+      if (rail ? f.levels() == 2 : (f.levels() == 2 || f.levels() == 3)) {
+        fabric_levels_ = f.levels();
+      } else {
+        error("cluster.fabric.levels",
+              fmt::format("{} switch levels: a {} fabric has {}", f.levels(), hardware::fabric_kind_name(fabric_kind_),
+                          rail ? "2 (leaf and spine)" : "2 (leaf, spine) or 3 (leaf, aggregation, core)"));
+      }
+    }
+    if (f.has_leaves_per_pod()) {
+      if (f.leaves_per_pod() < 1 || f.leaves_per_pod() > limits::GPUS) {
+        error("cluster.fabric.leaves_per_pod",
+              fmt::format("must be a positive integer of at most {}, got {}", limits::GPUS, f.leaves_per_pod()));
+      } else if (fabric_levels_ != 3) {
+        error("cluster.fabric.leaves_per_pod", "only a three-level fat tree has pods: add levels: 3 and "
+                                               "kind: \"fat-tree\", or drop leaves_per_pod");
+      } else {
+        leaves_per_pod_ = f.leaves_per_pod();
+      }
+    }
+    for (int i = 0; i < f.link_fault_size(); ++i) {
+      const LinkFault& lf = f.link_fault(i);
+      const std::string at = fmt::format("cluster.fabric.link_fault[{}]", i);
+      if (lf.from().empty() || lf.to().empty()) {
+        error(at + (lf.from().empty() ? ".from" : ".to"),
+              "missing: name both ends of the cable, e.g. from: \"leaf0\" to: \"spine0\"");
+        continue;
+      }
+      if (lf.from() == lf.to()) {
+        error(at + ".to", fmt::format("{} is both ends: name two different vertices", quote(lf.to())));
+        continue;
+      }
+      const double fraction = lf.has_bandwidth_fraction() ? lf.bandwidth_fraction() : 0.0;
+      if (!(std::isfinite(fraction) && fraction >= 0 && fraction < 1)) {
+        error(at + ".bandwidth_fraction",
+              fmt::format("must be 0 (failed) or above 0 and below 1 (degraded to that fraction), got {}", fraction));
+        continue;
+      }
+      link_faults_.push_back({lf.from(), lf.to(), fraction});
+    }
+  }
+
+  // Names must be vertices of the topology, joined by a link, and the faults must leave it
+  // connected: building the cluster is the check.
+  void check_link_faults() {
+    if (link_faults_.empty()) return;
+    const LoadedScenario s = build();
+    try {
+      hardware::Cluster(s.cluster, s.gpu);
+      return;
+    } catch (const std::invalid_argument&) {
+      // Find the first fault that breaks it, to point at its line.
+    }
+    for (std::size_t i = 0; i < link_faults_.size(); ++i) {
+      hardware::ClusterSpec one = s.cluster;
+      one.link_faults.assign(link_faults_.begin(), link_faults_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      try {
+        hardware::Cluster(one, s.gpu);
+      } catch (const std::invalid_argument& e) {
+        std::string what = e.what();
+        if (what.rfind("cluster spec: ", 0) == 0) what.erase(0, std::strlen("cluster spec: "));
+        error(fmt::format("cluster.fabric.link_fault[{}]", i), what);
+        return;
+      }
+    }
   }
 
   void resolve_planning() {
@@ -995,6 +1077,11 @@ class Validator {
     out.cluster.nic_gbps = *nic_gbps_;
     out.cluster.oversubscription = *oversubscription_;
     out.cluster.nodes_per_leaf = *nodes_per_leaf_;
+    out.cluster.fabric = fabric_kind_;
+    out.cluster.fabric_levels = fabric_levels_;
+    out.cluster.leaves_per_pod = leaves_per_pod_;
+    out.cluster.node_layout = node_ ? node_->layout : std::string();
+    out.cluster.link_faults = link_faults_;
     out.gpu = *gpu_;
     out.train_tokens = train_tokens_;
     out.price_per_gpu_hour = price_per_gpu_hour_;
@@ -1019,6 +1106,10 @@ class Validator {
   std::optional<hardware::GpuProfile> gpu_;
   MaybeInt nodes_, gpus_per_node_, gpus_, nodes_per_leaf_;
   std::optional<double> nic_gbps_, oversubscription_;
+  hardware::FabricKind fabric_kind_ = hardware::FabricKind::RAIL_OPTIMIZED;
+  Int fabric_levels_ = 2;
+  Int leaves_per_pod_ = 8;
+  std::vector<hardware::LinkFault> link_faults_;
 
   MaybeInt sequence_, global_batch_, micro_batch_;
   std::optional<hardware::Dtype> dtype_;

@@ -104,10 +104,15 @@ TEST(Collectives, RingAcrossNodesOneGpuEach) {
   EXPECT_EQ(p.name, "ring/Simple-all-reduce[8]");
   ASSERT_EQ(p.flows.size(), 8u);
   const auto by_kind = loads_by_kind(c, p);
-  ASSERT_EQ(by_kind.size(), 2u);
+  // The NICs, and on the way to and from them each GPU's PCIe link and its NIC's slot.
+  ASSERT_EQ(by_kind.size(), 6u);
   EXPECT_EQ(by_kind.at(LinkKind::NIC_UP).links, 8);
   EXPECT_DOUBLE_EQ(by_kind.at(LinkKind::NIC_UP).load, 1.75);
   EXPECT_DOUBLE_EQ(by_kind.at(LinkKind::NIC_DOWN).load, 1.75);
+  for (const LinkKind k : {LinkKind::PCIE_D2H, LinkKind::PCIE_DOWN, LinkKind::PCIE_UP, LinkKind::PCIE_H2D}) {
+    EXPECT_EQ(by_kind.at(k).links, 8);
+    EXPECT_DOUBLE_EQ(by_kind.at(k).load, 1.75);
+  }
   EXPECT_EQ(p.latency, sim::Time::from_seconds((8.4 + 14 * 14.0) * 1e-6));
 
   const auto ag = ring_pattern(c, Collective::ALL_GATHER, ranks);
@@ -138,7 +143,11 @@ TEST(Collectives, FourRingsForFourGpusPerNode) {
     ASSERT_EQ(sends.size(), 16u);
     for (const auto& [gpu, n] : sends) EXPECT_EQ(n, 4) << gpu;
     const auto by_kind = loads_by_kind(c, p);
-    ASSERT_EQ(by_kind.size(), 4u) << "no LEAF links: rings stay on their rails";
+    // NVLink, NIC, and the GPU-NIC PCIe links each way; no LEAF links: rings stay on their rails.
+    ASSERT_EQ(by_kind.size(), 8u);
+    EXPECT_EQ(by_kind.count(LinkKind::LEAF_UP), 0u);
+    EXPECT_EQ(by_kind.at(LinkKind::PCIE_D2H).links, 16);
+    EXPECT_DOUBLE_EQ(by_kind.at(LinkKind::PCIE_D2H).load, factor / 4);
     EXPECT_EQ(by_kind.at(LinkKind::NIC_UP).links, 16);
     EXPECT_DOUBLE_EQ(by_kind.at(LinkKind::NIC_UP).load, factor / 4);
     EXPECT_EQ(by_kind.at(LinkKind::NIC_DOWN).links, 16);

@@ -357,7 +357,8 @@ TEST(TextSyntax, UnknownTopLevelAndNestedFields) {
   auto d = errors(load_text("cluster { fabric { fat_tre { nic_gbps: 100 } } }\nvariants { axis: 1 }\n", "s.textproto"));
   ASSERT_EQ(d.size(), 2u) << all(d);
   EXPECT_EQ(d[0].str(), "s.textproto:1:20: error: cluster.fabric.fat_tre: unknown field \"fat_tre\" in "
-                        "cluster.fabric; did you mean \"fat_tree\"? (valid: fat_tree)");
+                        "cluster.fabric; did you mean \"fat_tree\"? (valid: fat_tree, kind, levels, leaves_per_pod, "
+                        "link_fault)");
   EXPECT_EQ(d[1].str(), "s.textproto:2:1: error: variants: unknown field \"variants\" in the scenario (valid: name, "
                         "model, training, cluster, parallel, strategy, planning, sweep)");
 }
@@ -865,6 +866,99 @@ TEST(RuleCluster, WithoutPresetGpuGpusPerNodeAndNicAreRequired) {
                         "GPUs per node (e.g. 8)");
   EXPECT_EQ(d[2].str(), "s.textproto:3:1: error: cluster.fabric.fat_tree.nic_gbps: missing: without a node preset, "
                         "give each GPU's NIC line rate in Gb/s (e.g. 200 for HDR InfiniBand, 400 for NDR)");
+}
+
+// The fabric's kind and levels, and failed or degraded links (hardware/topology.hpp).
+TEST(RuleFabric, KindLevelsAndPodsAreCarriedToTheClusterSpec) {
+  Text t;
+  LoadedScenario s = loaded(t.load());
+  EXPECT_EQ(s.cluster.fabric, hardware::FabricKind::RAIL_OPTIMIZED);
+  EXPECT_EQ(s.cluster.fabric_levels, 2);
+  EXPECT_EQ(s.cluster.node_layout, "dgx-a100");  // the preset's machine
+  EXPECT_TRUE(s.cluster.link_faults.empty());
+  t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 fabric { kind: "fat-tree" levels: 3 leaves_per_pod: 2 } })";
+  s = loaded(t.load());
+  EXPECT_EQ(s.cluster.fabric, hardware::FabricKind::FAT_TREE);
+  EXPECT_EQ(s.cluster.fabric_levels, 3);
+  EXPECT_EQ(s.cluster.leaves_per_pod, 2);
+  EXPECT_EQ(s.cluster.node_layout, "dgx-h100");
+}
+
+TEST(RuleFabric, UnknownKindBadLevelsAndPodsWithoutThreeLevelsAreErrors) {
+  Text t;
+  t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 fabric { kind: "dragonfly" } })";
+  auto d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:3:48: error: cluster.fabric.kind: unknown fabric kind \"dragonfly\" (valid: "
+                        "\"rail-optimized\", \"fat-tree\")");
+  t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 fabric { levels: 3 } })";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:3:48: error: cluster.fabric.levels: 3 switch levels: a rail-optimized fabric "
+                        "has 2 (leaf and spine)");
+  t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 fabric { kind: "fat-tree" levels: 4 } })";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("s.textproto:3:65: error: cluster.fabric.levels: 4 switch levels: a fat-tree "
+                                    "fabric has 2 (leaf, spine) or 3 (leaf, aggregation, core)"));
+  t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 fabric { kind: "fat-tree" leaves_per_pod: 2 } })";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("s.textproto:3:65: error: cluster.fabric.leaves_per_pod: only a three-level fat "
+                                    "tree has pods"));
+  t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 fabric { kind: "fat-tree" levels: 3 leaves_per_pod: 0 } })";
+  d = errors(t.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("cluster.fabric.leaves_per_pod: must be a positive integer"));
+}
+
+TEST(RuleFabric, LinkFaultsAreCheckedAgainstTheTopology) {
+  Text t;
+  t.cluster = "cluster { preset: \"dgx-h100\" nodes: 4 fabric {\n"
+              "  link_fault { from: \"leaf0\" to: \"spine0\" bandwidth_fraction: 0.5 }\n"
+              "  link_fault { from: \"nic3\" to: \"leaf3\" }\n} }";
+  LoadedScenario s = loaded(t.load());
+  ASSERT_EQ(s.cluster.link_faults.size(), 2u);
+  EXPECT_EQ(s.cluster.link_faults[0].a, "leaf0");
+  EXPECT_EQ(s.cluster.link_faults[0].bandwidth_fraction, 0.5);
+  EXPECT_EQ(s.cluster.link_faults[1].bandwidth_fraction, 0.0);  // absent: failed
+  EXPECT_NO_THROW(hardware::Cluster(s.cluster, s.gpu));
+
+  // Lines: the cluster block starts on line 3; each fault is on a line of its own.
+  auto one = [&](const std::string& fault) {
+    Text u;
+    u.cluster = "cluster { preset: \"dgx-h100\" nodes: 4 fabric {\n  link_fault { from: \"leaf0\" to: \"spine0\" }\n  " +
+                fault + "\n} }";
+    return errors(u.load());
+  };
+  auto d = one(R"(link_fault { from: "leaf0" })");
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:5:3: error: cluster.fabric.link_fault[1].to: missing: name both ends of the "
+                        "cable, e.g. from: \"leaf0\" to: \"spine0\"");
+  d = one(R"(link_fault { from: "gpu1" to: "gpu1" })");
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_EQ(d[0].str(), "s.textproto:5:29: error: cluster.fabric.link_fault[1].to: \"gpu1\" is both ends: name two "
+                        "different vertices");
+  d = one(R"(link_fault { from: "leaf1" to: "spine0" bandwidth_fraction: 1.5 })");
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("s.textproto:5:43: error: cluster.fabric.link_fault[1].bandwidth_fraction: must be "
+                                    "0 (failed) or above 0 and below 1"));
+  d = one(R"(link_fault { from: "leaf99" to: "spine0" })");
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("s.textproto:5:3: error: cluster.fabric.link_fault[1]: no vertex named 'leaf99'"));
+  d = one(R"(link_fault { from: "leaf1" to: "gpu0" })");
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("s.textproto:5:3: error: cluster.fabric.link_fault[1]: link fault: no link joins "
+                                    "leaf1 and gpu0"));
+  // GPU 0's NVLink and PCIe links both failed: nothing reaches it.
+  Text u;
+  u.cluster = "cluster { preset: \"dgx-h100\" nodes: 4 fabric {\n"
+              "  link_fault { from: \"gpu0\" to: \"node0.nvswitch\" }\n"
+              "  link_fault { from: \"gpu0\" to: \"node0.pcie0\" }\n} }";
+  d = errors(u.load());
+  ASSERT_EQ(d.size(), 1u) << all(d);
+  EXPECT_THAT(d[0].str(), HasSubstr("s.textproto:5:3: error: cluster.fabric.link_fault[1]: topology is disconnected: "
+                                    "no path from gpu0 to"));
 }
 
 TEST(RuleCluster, NodesAreRequired) {
