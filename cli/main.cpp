@@ -14,6 +14,7 @@
 #include "cli/search_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
+#include "sim/heap_policy.hpp"
 #include "strategies/registry.hpp"
 
 namespace {
@@ -184,6 +185,7 @@ int run_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  trainsim::sim::keep_freed_heap_memory();
   // Nothing a command throws may end the process by a signal: one error line, status 1.
   return trainsim::cli::guarded([&] { return run_main(argc, argv); }, std::cerr);
 }
