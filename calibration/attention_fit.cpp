@@ -1,10 +1,10 @@
 #include "calibration/attention_fit.hpp"
 
+#include "calibration/csv_rows.hpp"
 #include "calibration/least_squares.hpp"
 
 #include <charconv>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 namespace trainsim::calibration {
@@ -75,29 +75,8 @@ std::vector<double> hold_out_sequences(const std::vector<AttentionMeasurement>& 
 std::string read_attention_csv(const std::string& text, const std::string& origin, std::vector<AttentionMeasurement>& out) {
   static const char* const kHeader = "batch,heads,sequence,head_dim,causal,flops_per_s";
   static const char* const kField[] = {"batch", "heads", "sequence", "head_dim", "causal", "flops_per_s"};
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  bool header_seen = false;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    const std::string at = origin + ":" + std::to_string(line_no) + ": error: ";
-    if (!header_seen) {
-      header_seen = true;
-      if (line != kHeader) return at + "expected the header \"" + kHeader + "\"";
-      continue;
-    }
-    std::vector<std::string> fields;
-    for (std::size_t start = 0;;) {
-      const std::size_t comma = line.find(',', start);
-      fields.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-    if (fields.size() != 6)
-      return at + "expected 6 fields (" + kHeader + "), found " + std::to_string(fields.size());
+  const std::string error = read_csv_rows(text, origin, kHeader, [&](const std::vector<std::string>& fields,
+                                                                      const std::string& at) -> std::string {
     double v[6];
     for (int f = 0; f < 6; ++f) {
       const char* first = fields[f].data();
@@ -120,7 +99,9 @@ std::string read_attention_csv(const std::string& text, const std::string& origi
     m.causal = v[4] == 1;
     m.seconds = m.flops() / v[5];
     out.push_back(m);
-  }
+    return "";
+  });
+  if (!error.empty()) return error;
   if (out.empty()) return origin + ": error: no measurements";
   return "";
 }

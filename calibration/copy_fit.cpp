@@ -1,9 +1,10 @@
 #include "calibration/copy_fit.hpp"
 
+#include "calibration/csv_rows.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <sstream>
 
 namespace trainsim::calibration {
 namespace {
@@ -30,29 +31,10 @@ bool valid_kind(const std::string& k) {
 std::string read_sized_csv(const std::string& text, const std::string& origin, std::vector<SizedRecord>& out,
                            const std::string& zero_bytes_kind) {
   static const char* const kHeader = "kind,bytes,seconds";
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
   bool header_seen = false;
-  std::size_t before = out.size();
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    const std::string at = origin + ":" + std::to_string(line_no) + ": error: ";
-    if (!header_seen) {
-      header_seen = true;
-      if (line != kHeader) return at + "expected the header \"" + kHeader + "\"";
-      continue;
-    }
-    std::vector<std::string> f;
-    for (std::size_t start = 0;;) {
-      const std::size_t comma = line.find(',', start);
-      f.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-    if (f.size() != 3) return at + "expected 3 fields (" + kHeader + "), found " + std::to_string(f.size());
+  const std::size_t before = out.size();
+  const std::string error = read_csv_rows(text, origin, kHeader, [&](const std::vector<std::string>& f,
+                                                                      const std::string& at) -> std::string {
     SizedRecord r;
     if (!valid_kind(f[0])) return at + "kind: \"" + f[0] + "\" is not a name of lower-case letters, digits, '-' and '_'";
     r.kind = f[0];
@@ -71,7 +53,9 @@ std::string read_sized_csv(const std::string& text, const std::string& origin, s
         return at + "seconds: \"" + f[2] + "\" is not a positive number";
     }
     out.push_back(std::move(r));
-  }
+    return "";
+  }, &header_seen);
+  if (!error.empty()) return error;
   if (!header_seen) return origin + ": error: empty file; expected the header \"" + std::string(kHeader) + "\"";
   if (out.size() == before) return origin + ": error: no measurements";
   return "";
