@@ -420,24 +420,27 @@ std::vector<AttentionRecord> measure_fused_attention(const Phase& phase, const s
         bwd_ids.push_back(NEG_INF);
         bwd_ptrs.push_back(&neg_inf);
       }
-      std::unique_ptr<Desc> fwd_pack, bwd_pack;
+      // A pack or an execution that cuDNN refuses skips the problem like a refused graph; a
+      // CUDA failure (MeasureError) still ends the phase.
+      double f = 0, b = 0;
       try {
-        fwd_pack = variant_pack(fwd_ids, fwd_ptrs, workspace.get());
-        bwd_pack = variant_pack(bwd_ids, bwd_ptrs, workspace.get());
+        std::unique_ptr<Desc> fwd_pack = variant_pack(fwd_ids, fwd_ptrs, workspace.get());
+        std::unique_ptr<Desc> bwd_pack = variant_pack(bwd_ids, bwd_ptrs, workspace.get());
+        auto run = [&](const Desc& plan, const Desc& pack) {
+          cudnn_check(cudnnBackendExecute(handle, plan.get(), pack.get()), "cudnnBackendExecute");
+        };
+        f = time_on_stream(stream, phase.target_s, [&] { run(*fwd.plan, *fwd_pack); });
+        // The backward accumulates dQ in FP32: cudnn-frontend zeroes the accumulator before
+        // every call, and so does each timed call here.
+        b = time_on_stream(stream, phase.target_s, [&] {
+          TRAINSIM_CHECK(cudaMemsetAsync(dq_accum.get(), 0, dq_accum.bytes(), stream));
+          run(*bwd.plan, *bwd_pack);
+        });
       } catch (const Refused& e) {
-        throw MeasureError(std::string("sdpa: ") + e.what());
+        const std::string why = fmt::format("head_dim {}{}: {}", p.head_dim, p.causal ? " causal" : "", e.what());
+        if (std::find(refused.begin(), refused.end(), why) == refused.end()) refused.push_back(why);
+        continue;
       }
-      auto run = [&](const Desc& plan, const Desc& pack) {
-        if (cudnnStatus_t s = cudnnBackendExecute(handle, plan.get(), pack.get()); s != CUDNN_STATUS_SUCCESS)
-          throw MeasureError(std::string("sdpa: cudnnBackendExecute: ") + cudnnGetErrorString(s));
-      };
-      const double f = time_on_stream(stream, phase.target_s, [&] { run(*fwd.plan, *fwd_pack); });
-      // The backward accumulates dQ in FP32: cudnn-frontend zeroes the accumulator before
-      // every call, and so does each timed call here.
-      const double b = time_on_stream(stream, phase.target_s, [&] {
-        TRAINSIM_CHECK(cudaMemsetAsync(dq_accum.get(), 0, dq_accum.bytes(), stream));
-        run(*bwd.plan, *bwd_pack);
-      });
       rows.push_back({kFusedAttentionPath, "forward", p, f});
       rows.push_back({kFusedAttentionPath, "backward", p, b});
     }
@@ -450,7 +453,7 @@ std::vector<AttentionRecord> measure_fused_attention(const Phase& phase, const s
   cudnnDestroy(handle);
   phase.note(fmt::format("sdpa: cuDNN {} fused attention (backend graph API): {} problems measured", cudnnGetVersion(),
                          rows.size() / 2));
-  for (const auto& why : refused) phase.note("sdpa: skipped, cuDNN refused the graph: " + why);
+  for (const auto& why : refused) phase.note("sdpa: skipped, cuDNN refused: " + why);
   if (too_large > 0) phase.note(fmt::format("sdpa: {} problems skipped: they do not fit in free memory", too_large));
   if (cut > 0)
     phase.note(fmt::format("sdpa: the time budget ended the phase; {} of {} problems not measured", cut, problems.size()));
