@@ -1,6 +1,7 @@
 #pragma once
 // Model description: the shape of a transformer and the layers of ops it produces.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@ namespace trainsim::models {
 enum class Family : std::uint8_t { GPT, LLAMA };
 
 struct ModelConfig {
+  bool operator==(const ModelConfig&) const = default;
   std::string name;
   Family family = Family::GPT;
   std::int64_t layers = 0;
@@ -25,6 +27,7 @@ struct ModelConfig {
 
 // How one replica's slice of work is shaped: micro-batch b, sequence s, tensor degree t.
 struct ShardSpec {
+  bool operator==(const ShardSpec&) const = default;
   std::int64_t micro_batch = 1;
   std::int64_t sequence = 0;
   std::int64_t tensor = 1;
@@ -46,6 +49,13 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard);
 Layer embedding_layer(const ModelConfig& model, const ShardSpec& shard);
 // Final norm, output projection to the vocabulary (tied or not) and cross-entropy.
 Layer head_layer(const ModelConfig& model, const ShardSpec& shard);
+
+// The three layers above for one (model, shard), built once per thread and kept while the
+// same few shapes recur (every stage of a program, and a sweep's variants, ask for them).
+struct LayerSet {
+  Layer transformer, embedding, head;
+};
+std::shared_ptr<const LayerSet> shared_layers(const ModelConfig& model, const ShardSpec& shard);
 
 // Unsharded parameter count of the whole model (embedding, layers, final norm, head).
 std::int64_t total_params(const ModelConfig& model);

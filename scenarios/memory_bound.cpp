@@ -15,7 +15,7 @@ double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec) {
   shard.tensor = layout.tensor;
   shard.sequence_parallel = layout.sequence_parallel;
   shard.flash_attention = spec.flash_attention;
-  const double layer_params = static_cast<double>(models::transformer_layer(spec.model, shard).params());
+  const double layer_params = static_cast<double>(models::shared_layers(spec.model, shard)->transformer.params());
   const std::int64_t p = std::max<std::int64_t>(layout.pipeline, 1);
   const double layers = static_cast<double>((spec.model.layers + p - 1) / p);
   const strategies::StateBytes sb = strategies::state_bytes_per_param(spec);

@@ -289,9 +289,10 @@ void rebuild_role(Role& role, const Program& program) {
   const models::ShardSpec shard = layer_shard(program);
 
   // The layers of a stage are identical: build one and reference it.
-  const models::Layer layer = models::transformer_layer(model, shard);
-  const models::Layer embedding = models::embedding_layer(model, shard);
-  const models::Layer head = models::head_layer(model, shard);
+  const std::shared_ptr<const models::LayerSet> layers = models::shared_layers(model, shard);
+  const models::Layer& layer = layers->transformer;
+  const models::Layer& embedding = layers->embedding;
+  const models::Layer& head = layers->head;
 
   role.segments.clear();
   role.prologue.clear();
