@@ -147,7 +147,7 @@ std::vector<Item>& Role::list(ItemList which, std::int32_t chunk) {
 
 std::size_t Role::item_steps() const {
   std::size_t n = 0;
-  for (const Step& s : steps) n += s.kind == Step::Kind::RECV ? 0 : s.count;
+  for (const Step& s : steps) n += s.count;  // a receive is one task too
   return n;
 }
 
