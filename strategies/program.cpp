@@ -280,6 +280,7 @@ models::ShardSpec layer_shard(const Program& program) {
   shard.tensor = program.applied.tensor;
   shard.sequence_parallel = program.applied.sequence_parallel && program.applied.tensor > 1;
   shard.flash_attention = spec.flash_attention;
+  shard.fp8_linear_inputs = spec.dtype == hardware::Dtype::FP8;  // Transformer Engine's FP8 linears
   return shard;
 }
 
@@ -311,7 +312,8 @@ void rebuild_role(Role& role, const Program& program) {
       for (const auto& op : head.ops) ops.push_back({&op, static_cast<std::int32_t>(model.layers)});
     for (const auto& t : ops) {
       role.params += t.op->params;
-      if (t.op->fp8_linear) fp8_params += static_cast<double>(t.op->params);
+      // Transformer Engine casts the weight (k × n) to FP8, not the bias.
+      if (t.op->fp8_linear) fp8_params += static_cast<double>(t.op->gemm.k) * static_cast<double>(t.op->gemm.n);
     }
     chunk.forward.clear();
     chunk.backward.clear();
