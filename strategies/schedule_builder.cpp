@@ -193,6 +193,29 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
     recv.deps.clear();
     role_.transfers.push_back(std::move(recv));
   }
+  // Without sequence parallelism each tensor rank sends 1/t of the boundary tensor, and
+  // the receiver all-gathers it over the tensor group before it computes (Narayanan et al.
+  // 2021 §4.1, the scatter/gather optimization; Megatron-LM's p2p_communication
+  // _communicate calls gather_split_1d_tensor on what it received, on the compute stream).
+  if (stages_ > 1 && program.applied.tensor > 1 && !program.applied.sequence_parallel) {
+    for (std::int32_t c = 0; c < chunks_; ++c)
+      for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
+        if (upstream(dir, c).stage < 0) continue;
+        Chunk& chunk = role_.chunks[static_cast<std::size_t>(c)];
+        std::vector<Item>& items = dir == Direction::FORWARD ? chunk.forward : chunk.backward;
+        const char* label = dir == Direction::FORWARD ? "pp-gather-activations" : "pp-gather-gradients";
+        if (!items.empty() && items.front().label == label) continue;  // scheduled before
+        Item gather;
+        gather.kind = Item::Kind::COLLECTIVE;
+        gather.collective = {Dim::TENSOR, hardware::Collective::ALL_GATHER, boundary_bytes * static_cast<double>(program.applied.tensor)};
+        gather.category = Category::PP_COMM;
+        gather.stream = COMPUTE_STREAM;
+        if (!chunk.layers.empty()) gather.layer = dir == Direction::FORWARD ? chunk.layers.front() : chunk.layers.back();
+        gather.label = label;
+        gather.deps = {Dep::previous()};  // the run's receive
+        items.insert(items.begin(), std::move(gather));
+      }
+  }
   role_.steps.clear();
   role_.step_deps.clear();
   // Most runs are one step with a receive and a send around it; a few go item by item.

@@ -154,5 +154,41 @@ TEST(PipelineTransfer, BatchedExchangesDoNotDeadlock) {
   }
 }
 
+
+// Without sequence parallelism a tensor rank sends 1/t of the boundary tensor and the
+// receiver all-gathers the b·s·h elements (2·b·s·h bytes) over the tensor group before it
+// computes (Narayanan et al. 2021 §4.1). GPT-1.7B, s = 2048, b = 1, h = 2304, t = 2,
+// p = 2: stage 1's forward and stage 0's backward start with a gather of 2·2048·2304 bytes;
+// stage 0's forward and stage 1's backward receive nothing and gather nothing. With
+// sequence parallelism the sent slice is the sequence shard the next layer wants: no gather.
+TEST(PipelineTransfer, ScatterGatherReceiverAllGathersOverTheTensorGroup) {
+  auto spec = testing::gpt_spec(2, 2, 1, 4);
+  const Program prog = build_program(spec);
+  const double bytes = 2.0 * 2048 * 2304;
+  auto first = [](const std::vector<Item>& items) { return items.front(); };
+  const Item f1 = first(prog.roles[1].chunks[0].forward), b0 = first(prog.roles[0].chunks[0].backward);
+  EXPECT_EQ(f1.label, "pp-gather-activations");
+  EXPECT_EQ(b0.label, "pp-gather-gradients");
+  for (const Item& g : {f1, b0}) {
+    EXPECT_EQ(g.kind, Item::Kind::COLLECTIVE);
+    EXPECT_EQ(g.collective.dim, Dim::TENSOR);
+    EXPECT_EQ(g.collective.op, hardware::Collective::ALL_GATHER);
+    EXPECT_DOUBLE_EQ(g.collective.bytes, bytes);
+    EXPECT_EQ(g.stream, COMPUTE_STREAM);
+  }
+  EXPECT_NE(first(prog.roles[0].chunks[0].forward).label, "pp-gather-activations");
+  EXPECT_NE(first(prog.roles[1].chunks[0].backward).label, "pp-gather-gradients");
+  // What is sent is the 1/t slice.
+  EXPECT_DOUBLE_EQ(prog.roles[0].transfers[0].collective.bytes, bytes / 2);
+  spec.layout.sequence_parallel = true;
+  const Program sp = build_program(spec);
+  for (const Role& role : sp.roles)
+    for (const Item& it : role.chunks[0].forward) EXPECT_NE(it.label, "pp-gather-activations");
+  for (const Fidelity fid : {Fidelity::FAST, Fidelity::FULL}) {
+    const Lowered low = lower(prog, testing::a100_cluster(4), testing::a100_cost(), fid);
+    EXPECT_NO_THROW((void)sim::simulate(low.plan, low.network)) << to_string(fid);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::strategies
