@@ -6,7 +6,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <iterator>
 
 namespace trainsim::calibration {
 namespace {
@@ -176,6 +178,112 @@ std::string fit_memory_into(const CalibrationInput& in, hardware::GpuProfile& p,
   return "";
 }
 
+// The dense peak the GEMMs of `dtype` are a fraction of (the base profile's datasheet
+// figure); 0 where the GPU has no such units.
+double gemm_peak(const hardware::GpuProfile& base, const std::string& dtype) {
+  if (dtype == "bf16") return base.peak_bf16_flops().value();
+  if (dtype == "fp16") return base.peak_fp16_flops().value();
+  if (dtype == "fp8") return base.peak_fp8_flops().value();
+  return base.peak_tf32_flops().value();
+}
+
+// One dtype's GEMM table: the shape model (gemm_fit.hpp) with every fourth shape held back,
+// then fitted on all of them and written as a gemm_fit entry and as the curve the cost
+// model reads for the dtype — gemm_efficiency for BF16 (with the profile's tiling), a
+// dtype_gemm_efficiency entry (with its own tiles) for the others.
+std::string fit_gemm_into(const std::string& dtype, const std::vector<GemmMeasurement>& rows,
+                          const std::string& origin, const CalibrationInput& in, hardware::GpuProfile& p,
+                          std::string& r) {
+  if (in.sms <= 0)
+    return "error: --sms: the SM count of the measured GPU is needed for the GEMM fit (H100 132, A100 108)";
+  if (rows.size() < 8)
+    return origin + ": error: " + std::to_string(rows.size()) +
+           " GEMM shapes; the fit with held-back shapes needs at least 8";
+  const double peak = gemm_peak(in.base, dtype);
+  if (!(peak > 0))
+    return origin + ": error: the base profile '" + in.base.name() + "' has no " + dtype +
+           " peak (0 FLOP/s); calibrate against the profile of the measured GPU";
+  std::vector<GemmMeasurement> fit_on, held;
+  for (std::size_t i = 0; i < rows.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(rows[i]);
+  GemmModel check = fit_gemm(fit_on, in.sms, peak);
+  std::vector<double> errors;
+  for (const auto& h : held) errors.push_back(std::abs(check.predict(h.shape) - h.seconds) / h.seconds);
+  const double med = median_of(errors);
+  const double worst = *std::max_element(errors.begin(), errors.end());
+  GemmModel m = fit_gemm(rows, in.sms, peak);
+  const std::string held_text = fmt::format("every fourth of {} shapes held back: median error {}, max {}",
+                                            rows.size(), percent(med), percent(worst));
+  std::string upper = dtype;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto* g = p.add_gemm_fit();
+  g->set_dtype(dtype);
+  g->set_sms(m.sms);
+  g->set_tile_m(m.tile_m);
+  g->set_tile_n(m.tile_n);
+  g->set_launch_s(m.launch_s);
+  g->set_efficiency(m.efficiency);
+  g->set_wave_s(m.wave_s);
+  g->set_s_per_byte(m.s_per_byte);
+  g->set_source(fmt::format("{} GEMM measurements {}; {}", upper, origin, held_text));
+  // The cost model reads efficiency by FLOPs: write the fitted model at square shapes,
+  // only as large as the measurements reach (the curve is flat beyond its last point), so
+  // that the model is never extrapolated past the shapes it was fitted on.
+  std::int64_t max_m = 0, max_n = 0, max_k = 0;
+  for (const auto& measured : rows) {
+    max_m = std::max(max_m, measured.shape.m);
+    max_n = std::max(max_n, measured.shape.n);
+    max_k = std::max(max_k, measured.shape.k);
+  }
+  const std::int64_t reach = std::min({max_m, max_n, max_k});
+  hardware::EfficiencyCurve* curve = nullptr;
+  if (dtype == "bf16") {
+    curve = p.mutable_gemm_efficiency();
+  } else {
+    auto* e = p.add_dtype_gemm_efficiency();
+    e->set_dtype(dtype);
+    e->set_tile_rows(m.tile_m);
+    e->set_tile_cols(m.tile_n);
+    e->set_curve_sm_count(in.sms);
+    curve = e->mutable_curve();
+  }
+  curve->Clear();
+  curve->set_variable("gemm_flops");
+  int largest = 0;
+  for (int n : kCurveSizes) {
+    if (n > reach && largest > 0) break;
+    largest = n;
+    GemmShape s{1, n, n, n};
+    auto* pt = curve->add_point();
+    pt->set_x(s.flops());
+    pt->set_efficiency(std::min(1.0, s.flops() / (m.predict(s) * peak)));
+  }
+  // The points are the fitted model's at square shapes, so they carry its tiles'
+  // quantization on the measured GPU's SMs: the cost model divides it out by these.
+  auto cited = [&](hardware::Cited* c, double v) {
+    c->set_value(v);
+    c->set_source(fmt::format("trainsim calibrate: the GEMM shape model fitted to {} ({} SMs given by --sms)", origin,
+                              in.sms));
+  };
+  if (dtype == "bf16") {
+    cited(p.mutable_sm_count(), in.sms);
+    cited(p.mutable_gemm_curve_sm_count(), in.sms);
+    cited(p.mutable_gemm_tile_rows(), m.tile_m);
+    cited(p.mutable_gemm_tile_cols(), m.tile_n);
+  } else if (p.sm_count().value() > 0 && p.sm_count().value() != in.sms) {
+    cited(p.mutable_sm_count(), in.sms);  // the GPU measured; its other curves keep their own SM counts
+  }
+  curve->set_source(fmt::format("trainsim calibrate: {} GEMM shape model fitted to {} (tiles {}x{}, {} SMs), "
+                                "evaluated at square N = 256 … {} (the measured shapes' reach; flat beyond), of the "
+                                "{} peak {:.4g} FLOP/s; {}",
+                                upper, origin, m.tile_m, m.tile_n, m.sms, largest, upper, peak, held_text));
+  r += fmt::format("gemm {}: {} shapes, tiles {}x{}, launch {:.2f} us, efficiency {:.3f}, per wave {:.3f} us\n", dtype,
+                   rows.size(), m.tile_m, m.tile_n, m.launch_s * 1e6, m.efficiency, m.wave_s * 1e6);
+  r += "  " + held_text + "\n";
+  r += fmt::format("  {} written at square N = 256 … {} (largest measured dims), flat beyond\n",
+                   dtype == "bf16" ? "gemm_efficiency" : "dtype_gemm_efficiency " + dtype, largest);
+  return "";
+}
+
 }  // namespace
 
 CalibrationOutput calibrate(const CalibrationInput& in) {
@@ -239,76 +347,28 @@ CalibrationOutput calibrate(const CalibrationInput& in) {
   }
 
   if (!in.gemm_bf16.empty()) {
-    if (in.sms <= 0) {
-      out.error = "error: --sms: the SM count of the measured GPU is needed for the GEMM fit (H100 132, A100 108)";
+    if (std::string e = fit_gemm_into("bf16", in.gemm_bf16, in.gemm_origin, in, p, r); !e.empty()) {
+      out.error = e;
       return out;
     }
-    if (in.gemm_bf16.size() < 8) {
-      out.error = in.gemm_origin + ": error: " + std::to_string(in.gemm_bf16.size()) +
-                  " GEMM shapes; the fit with held-back shapes needs at least 8";
+  }
+  for (std::size_t i = 0; i < in.gemm_other.size(); ++i) {
+    const auto& t = in.gemm_other[i];
+    const auto& known = kOtherGemmDtypes;
+    if (std::find_if(std::begin(known), std::end(known), [&](const char* d) { return t.dtype == d; }) == std::end(known)) {
+      out.error = t.origin + ": error: GEMM dtype \"" + t.dtype + "\"; valid: fp16, fp8, tf32 (BF16 tables go in as --gemm-csv)";
       return out;
     }
-    const double peak = in.base.peak_bf16_flops().value();
-    std::vector<GemmMeasurement> fit_on, held;
-    for (std::size_t i = 0; i < in.gemm_bf16.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(in.gemm_bf16[i]);
-    GemmModel check = fit_gemm(fit_on, in.sms, peak);
-    std::vector<double> errors;
-    for (const auto& h : held) errors.push_back(std::abs(check.predict(h.shape) - h.seconds) / h.seconds);
-    const double med = median_of(errors);
-    const double worst = *std::max_element(errors.begin(), errors.end());
-    GemmModel m = fit_gemm(in.gemm_bf16, in.sms, peak);
-    const std::string held_text = fmt::format("every fourth of {} shapes held back: median error {}, max {}",
-                                              in.gemm_bf16.size(), percent(med), percent(worst));
-    auto* g = p.add_gemm_fit();
-    g->set_dtype("bf16");
-    g->set_sms(m.sms);
-    g->set_tile_m(m.tile_m);
-    g->set_tile_n(m.tile_n);
-    g->set_launch_s(m.launch_s);
-    g->set_efficiency(m.efficiency);
-    g->set_wave_s(m.wave_s);
-    g->set_s_per_byte(m.s_per_byte);
-    g->set_source(fmt::format("BF16 GEMM measurements {}; {}", in.gemm_origin, held_text));
-    // The cost model reads efficiency by FLOPs: write the fitted model at square shapes,
-    // only as large as the measurements reach (the curve is flat beyond its last point), so
-    // that the model is never extrapolated past the shapes it was fitted on.
-    std::int64_t max_m = 0, max_n = 0, max_k = 0;
-    for (const auto& measured : in.gemm_bf16) {
-      max_m = std::max(max_m, measured.shape.m);
-      max_n = std::max(max_n, measured.shape.n);
-      max_k = std::max(max_k, measured.shape.k);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (in.gemm_other[j].dtype == t.dtype) {
+        out.error = t.origin + ": error: a second " + t.dtype + " GEMM table (the first: " + in.gemm_other[j].origin + ")";
+        return out;
+      }
     }
-    const std::int64_t reach = std::min({max_m, max_n, max_k});
-    auto* curve = p.mutable_gemm_efficiency();
-    curve->Clear();
-    curve->set_variable("gemm_flops");
-    int largest = 0;
-    for (int n : kCurveSizes) {
-      if (n > reach && largest > 0) break;
-      largest = n;
-      GemmShape s{1, n, n, n};
-      auto* pt = curve->add_point();
-      pt->set_x(s.flops());
-      pt->set_efficiency(std::min(1.0, s.flops() / (m.predict(s) * peak)));
+    if (std::string e = fit_gemm_into(t.dtype, t.rows, t.origin, in, p, r); !e.empty()) {
+      out.error = e;
+      return out;
     }
-    // The points are the fitted model's at square shapes, so they carry its tiles'
-    // quantization on the measured GPU's SMs: the cost model divides it out by these.
-    auto cited = [&](hardware::Cited* c, double v) {
-      c->set_value(v);
-      c->set_source(fmt::format("trainsim calibrate: the GEMM shape model fitted to {} ({} SMs given by --sms)",
-                                in.gemm_origin, in.sms));
-    };
-    cited(p.mutable_sm_count(), in.sms);
-    cited(p.mutable_gemm_curve_sm_count(), in.sms);
-    cited(p.mutable_gemm_tile_rows(), m.tile_m);
-    cited(p.mutable_gemm_tile_cols(), m.tile_n);
-    curve->set_source(fmt::format("trainsim calibrate: GEMM shape model fitted to {} (tiles {}x{}, {} SMs), "
-                                  "evaluated at square N = 256 … {} (the measured shapes' reach; flat beyond); {}",
-                                  in.gemm_origin, m.tile_m, m.tile_n, m.sms, largest, held_text));
-    r += fmt::format("gemm bf16: {} shapes, tiles {}x{}, launch {:.2f} us, efficiency {:.3f}, per wave {:.3f} us\n",
-                     in.gemm_bf16.size(), m.tile_m, m.tile_n, m.launch_s * 1e6, m.efficiency, m.wave_s * 1e6);
-    r += "  " + held_text + "\n";
-    r += fmt::format("  gemm_efficiency written at square N = 256 … {} (largest measured dims), flat beyond\n", largest);
   }
   if (!in.attention.empty()) {
     if (std::string e = fit_attention_into(in, p, r); !e.empty()) {
@@ -328,7 +388,7 @@ CalibrationOutput calibrate(const CalibrationInput& in) {
       return out;
     }
   }
-  if (in.logs.empty() && in.gemm_bf16.empty() && in.attention.empty() && in.copies.empty() && in.memory.empty())
+  if (in.logs.empty() && in.gemm_bf16.empty() && in.gemm_other.empty() && in.attention.empty() && in.copies.empty() && in.memory.empty())
     out.error = "error: nothing to fit (no nccl-tests log, no GEMM, attention, copy or memory measurements)";
   p.set_description(in.base.description() + "; calibrated by trainsim calibrate");
   return out;

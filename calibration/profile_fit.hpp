@@ -21,6 +21,15 @@ struct CalibrationInput {
   std::vector<GemmMeasurement> gemm_bf16;
   std::string gemm_origin;  // file name, for the citation
   int sms = 0;              // streaming multiprocessors of the measured GPU (needed with GEMMs)
+  // GEMMs measured in other dtypes ("fp16", "fp8", "tf32"; at most one table each): each is
+  // fitted like the BF16 table, against its dtype's peak, into dtype_gemm_efficiency, the
+  // curve the cost model reads for that dtype's GEMMs.
+  struct GemmTable {
+    std::string dtype;
+    std::vector<GemmMeasurement> rows;
+    std::string origin;
+  };
+  std::vector<GemmTable> gemm_other;
   std::vector<AttentionMeasurement> attention;  // fused attention, forward + backward
   std::string attention_origin;
   std::vector<SizedRecord> copies;  // copies.csv: α–β per kind; pinned host copies set pcie_bytes_per_s
@@ -29,6 +38,9 @@ struct CalibrationInput {
   std::vector<SizedRecord> memory;     // memory.csv: α–β per kernel; copy/elementwise set memory_efficiency
   std::string memory_origin;
 };
+
+// The dtypes gemm_other may hold, in the order calibrate fits them.
+inline constexpr const char* kOtherGemmDtypes[] = {"fp16", "fp8", "tf32"};
 
 struct CalibrationOutput {
   hardware::GpuProfile profile;

@@ -1,5 +1,6 @@
 #include "cli/calibrate_command.hpp"
 
+#include "calibration/attention_records.hpp"
 #include "calibration/profile_fit.hpp"
 #include "cli/detail/output_file.hpp"
 #include "hardware/gpu_profile.hpp"
@@ -8,7 +9,9 @@
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <utility>
 #include <ostream>
 
 #ifdef TRAINSIM_HAVE_MEASURE
@@ -21,15 +24,29 @@ namespace {
 // nccl-tests logs and GEMM tables are small; the cap only stops a device or a huge file.
 constexpr std::size_t kMaxMeasurementBytes = std::size_t{64} << 20;
 
+// The first line that is neither blank nor a '#' comment: a table's header.
+std::string first_data_line(const std::string& text) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line[0] != '#') return line;
+    start = end + 1;
+  }
+  return "";
+}
+
 }  // namespace
 
 int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
   CalibrateOptions o = options;
-  if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty() && o.attention_csv.empty() && o.copies_csv.empty() &&
-      o.memory_csv.empty()) {
+  if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty() && o.gemm_fp16_csv.empty() && o.gemm_fp8_csv.empty() &&
+      o.gemm_tf32_csv.empty() && o.attention_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty()) {
     err << "error: calibrate: nothing to fit: measure this machine's GPUs with --measure [--quick], or fit recorded "
-           "measurements with --nccl-tests LOG, --gemm-csv FILE, --attention-csv FILE, --copies-csv FILE and/or "
-           "--memory-csv FILE\n";
+           "measurements with --nccl-tests LOG, --gemm-csv FILE (BF16; --gemm-fp16-csv, --gemm-fp8-csv, "
+           "--gemm-tf32-csv), --attention-csv FILE, --copies-csv FILE and/or --memory-csv FILE\n";
     return 1;
   }
   if (o.quick && !o.measure) {
@@ -55,14 +72,17 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
     mo.out_dir = dir;
     calibration::cuda::MeasureResult m = calibration::cuda::measure(mo, out, err);
     if (m.status != 0) return 1;
-    // Fit what was measured: the BF16 GEMMs (the cost model's GEMM curve), the copies
-    // (pcie_bytes_per_s), the memory-bound kernels (memory_efficiency) and every collective
-    // log; the other files stay as raw data.
+    // Fit what was measured: the GEMMs of every dtype (the cost model's GEMM curve for
+    // that dtype), the copies (pcie_bytes_per_s), the memory-bound kernels
+    // (memory_efficiency) and every collective log; the other files stay as raw data.
     namespace fs = std::filesystem;
-    if (fs::exists(fs::path(dir) / "gemm-bf16.csv")) {
-      o.gemm_csv = (fs::path(dir) / "gemm-bf16.csv").string();
+    for (auto [name, path] : {std::pair{"gemm-bf16.csv", &o.gemm_csv}, std::pair{"gemm-fp16.csv", &o.gemm_fp16_csv},
+                              std::pair{"gemm-fp8.csv", &o.gemm_fp8_csv}, std::pair{"gemm-tf32.csv", &o.gemm_tf32_csv}}) {
+      if (!fs::exists(fs::path(dir) / name)) continue;
+      *path = (fs::path(dir) / name).string();
       o.sms = m.run.devices.front().sms;
     }
+    if (fs::exists(fs::path(dir) / "attention.csv")) o.attention_csv = (fs::path(dir) / "attention.csv").string();
     if (fs::exists(fs::path(dir) / "copies.csv")) o.copies_csv = (fs::path(dir) / "copies.csv").string();
     if (fs::exists(fs::path(dir) / "memory.csv")) o.memory_csv = (fs::path(dir) / "memory.csv").string();
     std::vector<std::string> logs;
@@ -71,7 +91,8 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
         if (entry.path().extension() == ".txt") logs.push_back(entry.path().string());
     std::sort(logs.begin(), logs.end());  // directory order is not deterministic
     o.nccl_tests.insert(o.nccl_tests.end(), logs.begin(), logs.end());
-    if (o.nccl_tests.empty() && o.gemm_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty()) {
+    if (o.nccl_tests.empty() && o.gemm_csv.empty() && o.gemm_fp16_csv.empty() && o.gemm_fp8_csv.empty() &&
+        o.gemm_tf32_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty()) {
       err << "error: calibrate --measure: the run measured nothing that can be fitted (see " << dir << "/run.csv)\n";
       return 1;
     }
@@ -84,6 +105,10 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
   }
   std::vector<std::string> inputs = o.nccl_tests;
   if (!o.gemm_csv.empty()) inputs.push_back(o.gemm_csv);
+  const std::pair<const char*, const std::string*> other_gemms[] = {
+      {"fp16", &o.gemm_fp16_csv}, {"fp8", &o.gemm_fp8_csv}, {"tf32", &o.gemm_tf32_csv}};
+  for (const auto& [dtype, path] : other_gemms)
+    if (!path->empty()) inputs.push_back(*path);
   if (!o.attention_csv.empty()) inputs.push_back(o.attention_csv);
   if (!o.copies_csv.empty()) inputs.push_back(o.copies_csv);
   if (!o.memory_csv.empty()) inputs.push_back(o.memory_csv);
@@ -123,17 +148,65 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
     }
     in.gemm_origin = o.gemm_csv;
   }
+  for (const auto& [dtype, path] : other_gemms) {
+    if (path->empty()) continue;
+    scenarios::InputFile file = scenarios::read_input_file(*path, kMaxMeasurementBytes);
+    if (!file.ok()) {
+      err << *path << ": error: cannot read file: " << file.error << '\n';
+      return 1;
+    }
+    calibration::CalibrationInput::GemmTable table{dtype, {}, *path};
+    if (std::string e = calibration::read_gemm_csv(file.text, *path, table.rows); !e.empty()) {
+      err << e << '\n';
+      return 1;
+    }
+    in.gemm_other.push_back(std::move(table));
+  }
   if (!o.attention_csv.empty()) {
     scenarios::InputFile file = scenarios::read_input_file(o.attention_csv, kMaxMeasurementBytes);
     if (!file.ok()) {
       err << o.attention_csv << ": error: cannot read file: " << file.error << '\n';
       return 1;
     }
-    if (std::string e = calibration::read_attention_csv(file.text, o.attention_csv, in.attention); !e.empty()) {
-      err << e << '\n';
-      return 1;
+    if (first_data_line(file.text) == calibration::kAttentionRecordsHeader) {
+      // The harness's attention.csv: its fused rows, forward + backward per problem.
+      std::vector<calibration::AttentionRecord> records;
+      if (std::string e = calibration::read_attention_records(file.text, o.attention_csv, records); !e.empty()) {
+        err << e << '\n';
+        return 1;
+      }
+      calibration::FusedAttention fused = calibration::fused_attention_measurements(records);
+      if (fused.unfused_rows > 0)
+        err << o.attention_csv << ": note: " << fused.unfused_rows
+            << " rows of the unfused path not fitted (the cost model prices it from the GEMM and memory-bound fits)\n";
+      if (fused.unpaired_rows > 0)
+        err << o.attention_csv << ": warning: " << fused.unpaired_rows
+            << " fused rows skipped: the problem's other pass was not measured\n";
+      std::vector<std::int64_t> sequences;
+      for (const auto& m : fused.measurements)
+        if (std::find(sequences.begin(), sequences.end(), m.sequence) == sequences.end()) sequences.push_back(m.sequence);
+      if (!o.measure && fused.measurements.empty()) {
+        err << o.attention_csv << ": error: no fused attention problem (path " << calibration::kFusedAttentionPath
+            << ", forward and backward) to fit\n";
+        return 1;
+      }
+      if (o.measure && (fused.measurements.size() < 8 || sequences.size() < 4)) {
+        // A run without cuDNN, or cut by its budget: the fit needs 8 problems over 4 lengths.
+        err << o.attention_csv << ": note: " << fused.measurements.size() << " fused attention problems over "
+            << sequences.size()
+            << " sequence lengths measured; the attention fit needs 8 over 4: batched_gemm_efficiency left as the "
+               "base profile's\n";
+      } else {
+        in.attention = std::move(fused.measurements);
+        in.attention_origin = o.attention_csv;
+      }
+    } else {
+      if (std::string e = calibration::read_attention_csv(file.text, o.attention_csv, in.attention); !e.empty()) {
+        err << e << '\n';
+        return 1;
+      }
+      in.attention_origin = o.attention_csv;
     }
-    in.attention_origin = o.attention_csv;
   }
   if (!o.copies_csv.empty()) {
     scenarios::InputFile file = scenarios::read_input_file(o.copies_csv, kMaxMeasurementBytes);

@@ -17,6 +17,7 @@ struct CalibrateOptions {
   std::vector<std::string> nccl_tests;  // nccl-tests logs
   std::string collective;               // for logs that do not name theirs
   std::string gemm_csv;                 // "b,m,n,k,flops_per_s", BF16
+  std::string gemm_fp16_csv, gemm_fp8_csv, gemm_tf32_csv;  // the same columns, other dtypes
   int sms = 0;                          // SMs of the GPU the GEMMs ran on
   std::string attention_csv;            // fused attention "batch,heads,sequence,head_dim,causal,flops_per_s"
   std::string copies_csv;               // copy times "kind,bytes,seconds" (the harness's copies.csv)

@@ -130,6 +130,12 @@ int run_main(int argc, char** argv) {
   calibrate_cmd->add_option("--collective", calibrate.collective,
                             "collective of logs that do not name it (all_reduce, all_gather, reduce_scatter, …)");
   calibrate_cmd->add_option("--gemm-csv", calibrate.gemm_csv, "BF16 GEMM throughput, columns b,m,n,k,flops_per_s");
+  calibrate_cmd->add_option("--gemm-fp16-csv", calibrate.gemm_fp16_csv,
+                            "FP16 GEMM throughput (same columns); FP16 GEMMs then read its curve");
+  calibrate_cmd->add_option("--gemm-fp8-csv", calibrate.gemm_fp8_csv,
+                            "FP8 GEMM throughput (same columns); FP8 GEMMs then read its curve");
+  calibrate_cmd->add_option("--gemm-tf32-csv", calibrate.gemm_tf32_csv,
+                            "TF32 GEMM throughput (same columns); TF32 GEMMs then read its curve");
   calibrate_cmd->add_option("--sms", calibrate.sms, "SM count of the GPU the GEMMs ran on (H100 132, A100 108)")
       ->check(CLI::Range(1, 1024));
   calibrate_cmd->add_option("--attention-csv", calibrate.attention_csv,

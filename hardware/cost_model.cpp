@@ -41,6 +41,30 @@ void check_kernel(const Kernel& k) {
                                 "and head, the attention curve's unit), got " + std::to_string(k.curve_flops));
 }
 
+// Each point of a GEMM curve was measured on a square N × N × N GEMM (x = 2N³) on the GPU
+// the curve comes from; its efficiency there includes that shape's quantization. Dividing
+// it out leaves the efficiency of full waves, which cannot exceed the best-shape plateau
+// (the last point: the maximum achievable matmul FLOPS that a search over shapes finds).
+EfficiencyCurve full_wave_curve(const EfficiencyCurve& curve, const GemmTiling& measured) {
+  EfficiencyCurve full = curve;
+  const int last = full.point_size() - 1;
+  const double plateau = full.point(last).efficiency();
+  for (int i = 0; i < last; ++i) {
+    auto* p = full.mutable_point(i);
+    const auto n = std::max<std::int64_t>(1, std::llround(std::cbrt(p->x() / 2)));
+    p->set_efficiency(std::min(plateau, p->efficiency() / wave_efficiency(GemmShape{1, n, n, n}, measured)));
+  }
+  return full;
+}
+
+// The profile check admits only these names in dtype_gemm_efficiency.
+Dtype dtype_named(const std::string& name) {
+  if (name == "fp16") return Dtype::FP16;
+  if (name == "fp8") return Dtype::FP8;
+  if (name == "tf32") return Dtype::TF32;
+  throw std::logic_error("dtype_gemm_efficiency: unchecked dtype '" + name + "'");
+}
+
 }  // namespace
 
 CostModel::CostModel(GpuProfile profile) : profile_(std::move(profile)) {
@@ -48,21 +72,18 @@ CostModel::CostModel(GpuProfile profile) : profile_(std::move(profile)) {
   id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   detail::require_valid_profile(profile_, detail::ProfilePart::COMPUTE, "CostModel");
   if (has_tiling()) {
-    // Each point was measured on a square N × N × N GEMM (x = 2N³) on the GPU the curve
-    // comes from; its efficiency there includes that shape's quantization. Dividing it
-    // out leaves the efficiency of full waves, which cannot exceed the best-shape plateau
-    // (the last point: the maximum achievable matmul FLOPS that a search over shapes finds).
     const GemmTiling measured{static_cast<std::int64_t>(profile_.gemm_curve_sm_count().value()),
                               static_cast<std::int64_t>(profile_.gemm_tile_rows().value()),
                               static_cast<std::int64_t>(profile_.gemm_tile_cols().value())};
-    full_wave_gemm_ = profile_.gemm_efficiency();
-    const int last = full_wave_gemm_.point_size() - 1;
-    const double plateau = full_wave_gemm_.point(last).efficiency();
-    for (int i = 0; i < last; ++i) {
-      auto* p = full_wave_gemm_.mutable_point(i);
-      const auto n = std::max<std::int64_t>(1, std::llround(std::cbrt(p->x() / 2)));
-      p->set_efficiency(std::min(plateau, p->efficiency() / wave_efficiency(GemmShape{1, n, n, n}, measured)));
-    }
+    full_wave_gemm_ = full_wave_curve(profile_.gemm_efficiency(), measured);
+  }
+  for (const DtypeGemmEfficiency& e : profile_.dtype_gemm_efficiency()) {
+    DtypeCurve& c = dtype_curves_[static_cast<std::size_t>(dtype_named(e.dtype()))];
+    c.measured = true;
+    c.curve = e.curve();
+    c.tile_rows = e.tile_rows();
+    c.tile_cols = e.tile_cols();
+    if (has_tiling()) c.full_wave = full_wave_curve(e.curve(), GemmTiling{e.curve_sm_count(), c.tile_rows, c.tile_cols});
   }
 }
 
@@ -76,11 +97,13 @@ bool CostModel::has_tiling() const {
 }
 
 double CostModel::gemm_curve(const Kernel& kernel) const {
-  if (!has_tiling() || kernel.m == 0) return evaluate(profile_.gemm_efficiency(), kernel.flops);
+  const DtypeCurve& own = dtype_curves_[static_cast<std::size_t>(kernel.dtype)];
+  const EfficiencyCurve& curve = own.measured ? own.curve : profile_.gemm_efficiency();
+  if (!has_tiling() || kernel.m == 0) return evaluate(curve, kernel.flops);
   const GemmTiling tiling{static_cast<std::int64_t>(profile_.sm_count().value()),
-                          static_cast<std::int64_t>(profile_.gemm_tile_rows().value()),
-                          static_cast<std::int64_t>(profile_.gemm_tile_cols().value())};
-  return evaluate(full_wave_gemm_, kernel.flops) *
+                          own.measured ? own.tile_rows : static_cast<std::int64_t>(profile_.gemm_tile_rows().value()),
+                          own.measured ? own.tile_cols : static_cast<std::int64_t>(profile_.gemm_tile_cols().value())};
+  return evaluate(own.measured ? own.full_wave : full_wave_gemm_, kernel.flops) *
          wave_efficiency(GemmShape{kernel.batch, kernel.m, kernel.n, kernel.k}, tiling);
 }
 
@@ -107,7 +130,9 @@ double CostModel::achieved_flops(const Kernel& kernel) const {
   switch (kernel.cls) {
     case KernelClass::GEMM: {
       const double curve = gemm_curve(kernel);
-      if (kernel.dtype != Dtype::FP8) return peak_flops(kernel.dtype) * curve;
+      // A curve measured in the kernel's own dtype is already a fraction of its peak.
+      if (kernel.dtype != Dtype::FP8 || dtype_curves_[static_cast<std::size_t>(Dtype::FP8)].measured)
+        return peak_flops(kernel.dtype) * curve;
       // The GEMM curve was measured in BF16; FP8 GEMMs follow its shape, scaled so that its
       // plateau is the measured best-shape FP8 efficiency.
       const auto& points = profile_.gemm_efficiency().point();

@@ -1,6 +1,7 @@
 #pragma once
 // Op time on a device: a roofline of FLOPs and bytes with the profile's achieved
 // efficiencies, plus the profile's per-kernel overhead.
+#include <array>
 #include <cstdint>
 
 #include "hardware/profile.pb.h"
@@ -53,6 +54,15 @@ class CostModel {
   // was measured at (capped at the best-shape plateau): the efficiency of full waves.
   // Empty without a tiling in the profile.
   EfficiencyCurve full_wave_gemm_;
+  // A measured curve of the dtype (dtype_gemm_efficiency), indexed by Dtype; its GEMMs read
+  // it, of their own peak, instead of gemm_efficiency. `full_wave` as full_wave_gemm_,
+  // with the entry's own tiles on its curve_sm_count SMs (empty without a tiling).
+  struct DtypeCurve {
+    bool measured = false;
+    EfficiencyCurve curve, full_wave;
+    std::int64_t tile_rows = 0, tile_cols = 0;
+  };
+  std::array<DtypeCurve, 5> dtype_curves_;
   std::uint64_t id_;  // distinct per constructed model (copies share it: same profile), for the cache
 };
 

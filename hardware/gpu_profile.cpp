@@ -6,7 +6,10 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -135,6 +138,44 @@ void check_cited(const GpuProfile& profile, const CitedRule& rule, bool require_
   }
 }
 
+// One curve's points, variable and source; `here` is the path to the curve.
+void check_curve_points(const EfficiencyCurve& curve, const std::vector<FieldStep>& here, const char* variable,
+                        bool require_sources, std::vector<ProfileProblem>& problems) {
+  auto at = [&](std::initializer_list<FieldStep> tail) {
+    std::vector<FieldStep> path = here;
+    path.insert(path.end(), tail.begin(), tail.end());
+    return path;
+  };
+  if (curve.variable() != variable) {
+    problems.push_back({at({{field_of(EfficiencyCurve::descriptor(), "variable"), -1}}),
+                        "variable is '" + curve.variable() + "', expected '" + variable + "'"});
+  }
+  if (curve.point_size() == 0) {
+    problems.push_back({here, "has no points (an empty curve has no efficiency to give)"});
+  }
+  const FieldDescriptor* point_field = field_of(EfficiencyCurve::descriptor(), "point");
+  const FieldDescriptor* x_field = field_of(EfficiencyCurve::Point::descriptor(), "x");
+  const FieldDescriptor* eff_field = field_of(EfficiencyCurve::Point::descriptor(), "efficiency");
+  for (int i = 0; i < curve.point_size(); ++i) {
+    const auto& p = curve.point(i);
+    const FieldStep point{point_field, i};
+    if (!(std::isfinite(p.x()) && p.x() > 0)) {
+      problems.push_back({at({point, {x_field, -1}}), "x must be > 0 (the curve is in log2 x), got " + format_number(p.x())});
+    } else if (i > 0 && !(p.x() > curve.point(i - 1).x())) {
+      problems.push_back({at({point, {x_field, -1}}),
+                          "x must increase from point to point: " + format_number(p.x()) + " after " +
+                              format_number(curve.point(i - 1).x())});
+    }
+    if (!(std::isfinite(p.efficiency()) && p.efficiency() > 0 && p.efficiency() <= 1)) {
+      problems.push_back({at({point, {eff_field, -1}}),
+                          "efficiency must be a fraction in (0, 1], got " + format_number(p.efficiency())});
+    }
+  }
+  if (require_sources && curve.source().empty()) {
+    problems.push_back({here, "has no source (cite the measurement or calibration)"});
+  }
+}
+
 void check_curve(const GpuProfile& profile, const CurveRule& rule, bool require_sources,
                  std::vector<ProfileProblem>& problems) {
   const FieldDescriptor* field = field_of(GpuProfile::descriptor(), rule.field);
@@ -144,34 +185,40 @@ void check_curve(const GpuProfile& profile, const CurveRule& rule, bool require_
     return;
   }
   const auto& curve = static_cast<const EfficiencyCurve&>(reflection->GetMessage(profile, field));
-  const FieldStep here{field, -1};
-  if (curve.variable() != rule.variable) {
-    problems.push_back({{here, {field_of(EfficiencyCurve::descriptor(), "variable"), -1}},
-                        "variable is '" + curve.variable() + "', expected '" + rule.variable + "'"});
-  }
-  if (curve.point_size() == 0) {
-    problems.push_back({{here}, "has no points (an empty curve has no efficiency to give)"});
-  }
-  const FieldDescriptor* point_field = field_of(EfficiencyCurve::descriptor(), "point");
-  const FieldDescriptor* x_field = field_of(EfficiencyCurve::Point::descriptor(), "x");
-  const FieldDescriptor* eff_field = field_of(EfficiencyCurve::Point::descriptor(), "efficiency");
-  for (int i = 0; i < curve.point_size(); ++i) {
-    const auto& p = curve.point(i);
-    const FieldStep point{point_field, i};
-    if (!(std::isfinite(p.x()) && p.x() > 0)) {
-      problems.push_back({{here, point, {x_field, -1}}, "x must be > 0 (the curve is in log2 x), got " + format_number(p.x())});
-    } else if (i > 0 && !(p.x() > curve.point(i - 1).x())) {
-      problems.push_back({{here, point, {x_field, -1}},
-                          "x must increase from point to point: " + format_number(p.x()) + " after " +
-                              format_number(curve.point(i - 1).x())});
+  check_curve_points(curve, {{field, -1}}, rule.variable, require_sources, problems);
+}
+
+// Measured GEMM curves of other dtypes: one per dtype among those the cost model has a
+// peak for besides BF16 (whose curve is gemm_efficiency), each a valid GEMM curve with the
+// tiles and SM count it was evaluated with.
+void check_dtype_gemm_curves(const GpuProfile& profile, bool require_sources, std::vector<ProfileProblem>& problems) {
+  const FieldDescriptor* field = field_of(GpuProfile::descriptor(), "dtype_gemm_efficiency");
+  const auto* d = DtypeGemmEfficiency::descriptor();
+  std::vector<std::string> seen;
+  for (int i = 0; i < profile.dtype_gemm_efficiency_size(); ++i) {
+    const DtypeGemmEfficiency& e = profile.dtype_gemm_efficiency(i);
+    const FieldStep here{field, i};
+    if (e.dtype() != "fp16" && e.dtype() != "fp8" && e.dtype() != "tf32") {
+      problems.push_back({{here, {field_of(d, "dtype"), -1}},
+                          "dtype is '" + e.dtype() + "'; valid: fp16, fp8, tf32 (BF16's curve is gemm_efficiency)"});
+    } else if (std::find(seen.begin(), seen.end(), e.dtype()) != seen.end()) {
+      problems.push_back({{here, {field_of(d, "dtype"), -1}}, "a second curve for dtype '" + e.dtype() + "' (one per dtype)"});
     }
-    if (!(std::isfinite(p.efficiency()) && p.efficiency() > 0 && p.efficiency() <= 1)) {
-      problems.push_back({{here, point, {eff_field, -1}},
-                          "efficiency must be a fraction in (0, 1], got " + format_number(p.efficiency())});
+    seen.push_back(e.dtype());
+    if (!e.has_curve()) {
+      problems.push_back({{here, {field_of(d, "curve"), -1}}, "missing (needs at least one point and a source)"});
+    } else {
+      check_curve_points(e.curve(), {here, {field_of(d, "curve"), -1}}, detail::GEMM_VARIABLE, require_sources,
+                         problems);
     }
-  }
-  if (require_sources && curve.source().empty()) {
-    problems.push_back({{here}, "has no source (cite the measurement or calibration)"});
+    for (const char* name : {"tile_rows", "tile_cols", "curve_sm_count"}) {
+      const FieldDescriptor* f = field_of(d, name);
+      const std::int32_t v = e.GetReflection()->GetInt32(e, f);
+      if (v <= 0 || v > 1048576) {
+        problems.push_back({{here, {f, -1}}, std::string("must be a whole number from 1 to 1048576, got ") +
+                                                 std::to_string(v)});
+      }
+    }
   }
 }
 
@@ -257,7 +304,10 @@ std::vector<ProfileProblem> check_profile(const GpuProfile& profile, ProfilePart
       if (name == rule.field && wanted(ProfilePart::COMPUTE, part)) check_curve(profile, rule, require_sources, problems);
     }
   }
-  if (wanted(ProfilePart::COMPUTE, part)) check_tiling(profile, problems);
+  if (wanted(ProfilePart::COMPUTE, part)) {
+    check_tiling(profile, problems);
+    check_dtype_gemm_curves(profile, require_sources, problems);
+  }
   return problems;
 }
 

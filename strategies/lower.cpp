@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 
@@ -59,6 +60,16 @@ struct Folded {
   std::int64_t alloc_bytes = 0, free_bytes = 0;
   float contention_share = 1.0f;
   float link_slowdown = 0.0f;
+};
+
+// What simulating a folded group alone yields, before the stage's link interference scales
+// its tensor-parallel share.
+struct FoldOutcome {
+  sim::Time duration;
+  Parts parts{};
+  std::int64_t alloc_bytes = 0, free_bytes = 0;
+  float contention_share = 1.0f;
+  double tp_share = 0;
 };
 
 }  // namespace
@@ -177,6 +188,8 @@ class Lowering {
   };
   void simulate_fold(const std::vector<const Item*>& items, const std::vector<LocalEdge>& edges, const RankCoords& c,
                      Folded& f);
+  FoldOutcome simulate_fold_alone(const std::vector<const Item*>& items, const std::vector<sim::Time>& durations,
+                                  const std::vector<LocalEdge>& edges) const;
   bool rank_local(const Item& it) const;
   sim::OpDescriptor describe(const Role& role, const Item& it, std::uint32_t group) const;
   double item_flops(const Role& role, const Item& it) const;
@@ -420,13 +433,86 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
   return pos->second;
 }
 
+namespace {
+
+// Folded groups recur across the variants of a sweep or search (the same layers, micro-batch
+// and tensor size under another pipeline, data or schedule choice): their outcome depends only
+// on what the key holds, so it is kept per thread, whichever lowering asks.
+class FoldMemo {
+ public:
+  const FoldOutcome* find(const std::string& key) const {
+    const auto it = outcomes_.find(key);
+    return it == outcomes_.end() ? nullptr : &it->second;
+  }
+  void keep(std::string key, const FoldOutcome& o) {
+    if (outcomes_.size() >= MAX_ENTRIES) outcomes_.clear();  // bounded memory; a miss only costs time
+    outcomes_.emplace(std::move(key), o);
+  }
+
+ private:
+  static constexpr std::size_t MAX_ENTRIES = 1 << 16;
+  std::unordered_map<std::string, FoldOutcome> outcomes_;
+};
+
+template <typename T>
+void append_bytes(std::string& key, const T& v) {
+  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+}  // namespace
+
 void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::vector<LocalEdge>& edges,
                              const RankCoords& c, Folded& f) {
   const auto n = static_cast<std::uint32_t>(items.size());
   const auto streams = static_cast<std::uint32_t>(program_.streams.size());
+  // Everything the group's simulation reads, item by item: kind, stream, category, memory,
+  // duration; then its edges and the compute slowdown beside communication.
+  std::vector<sim::Time> durations(n);
+  std::string key;
+  key.reserve(16 + n * 32 + edges.size() * 9);
+  append_bytes(key, streams);
+  append_bytes(key, contention_);
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const Item& it = *items[k];
+    durations[k] = it.kind == Item::Kind::COMPUTE ? compute_time(it, c.stage) : closed_form(it.collective, c);
+    append_bytes(key, static_cast<std::uint8_t>(it.kind == Item::Kind::COMPUTE));
+    append_bytes(key, static_cast<std::uint8_t>(it.stream));
+    append_bytes(key, static_cast<std::uint8_t>(it.category));
+    append_bytes(key, it.alloc_bytes);
+    append_bytes(key, it.free_bytes);
+    append_bytes(key, durations[k].ps);
+  }
+  for (const LocalEdge& e : edges) {
+    append_bytes(key, e.from);
+    append_bytes(key, e.to);
+    append_bytes(key, static_cast<std::uint8_t>(e.on));
+  }
+  thread_local FoldMemo memo;
+  const FoldOutcome* known = memo.find(key);
+  FoldOutcome o;
+  if (known != nullptr) {
+    o = *known;
+  } else {
+    o = simulate_fold_alone(items, durations, edges);
+    memo.keep(std::move(key), o);
+  }
+  f.duration = o.duration;
+  f.parts = o.parts;
+  f.alloc_bytes = o.alloc_bytes;
+  f.free_bytes = o.free_bytes;
+  f.contention_share = o.contention_share;
+  // The time the group spends on its tensor-parallel transfers stretches as they do when
+  // data-parallel traffic shares their links.
+  f.link_slowdown = static_cast<float>(o.tp_share * tp_interference(c.stage));
+}
+
+FoldOutcome Lowering::simulate_fold_alone(const std::vector<const Item*>& items, const std::vector<sim::Time>& durations,
+                                          const std::vector<LocalEdge>& edges) const {
+  const auto n = static_cast<std::uint32_t>(items.size());
+  const auto streams = static_cast<std::uint32_t>(program_.streams.size());
   sim::PlanBuilder b(1, streams, {}, {"activations"});
-  for (const Item* item : items) {
-    const Item& it = *item;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const Item& it = *items[k];
     sim::PlanBuilder::TaskSpec ts;
     ts.stream = it.stream;
     ts.category = static_cast<std::uint8_t>(it.category);
@@ -434,11 +520,11 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
     ts.alloc_bytes = it.alloc_bytes;
     ts.free_bytes = it.free_bytes;
     if (it.kind == Item::Kind::COMPUTE) {
-      b.add_compute(ts, compute_time(it, c.stage));
+      b.add_compute(ts, durations[k]);
     } else {
       sim::CommInstance inst;
       inst.participants = 1;
-      inst.fixed_duration = closed_form(it.collective, c);
+      inst.fixed_duration = durations[k];
       b.add_comm_task(ts, b.add_comm(inst));
     }
   }
@@ -450,6 +536,7 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
   plan.contention_slowdown = contention_;
   plan.contended_stream = COMPUTE_STREAM;
   const sim::Timeline tl = sim::simulate(plan, sim::NetworkSpec{});
+  FoldOutcome f;
   f.duration = tl.makespan;
   // Busy time of the compute stream by category; its idle time waits for the group's
   // tensor-parallel transfers.
@@ -481,16 +568,14 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
   }
   const double total = static_cast<double>(tl.makespan.ps);
   f.contention_share = total > 0 ? static_cast<float>(static_cast<double>(alone.ps) / total) : 0.0f;
-  // The time the group spends on its tensor-parallel transfers stretches as they do when
-  // data-parallel traffic shares their links.
-  const double tp_share = total > 0 ? static_cast<double>(f.parts[static_cast<int>(Category::TP_COMM)].ps) / total : 0.0;
-  f.link_slowdown = static_cast<float>(tp_share * tp_interference(c.stage));
+  f.tp_share = total > 0 ? static_cast<double>(f.parts[static_cast<int>(Category::TP_COMM)].ps) / total : 0.0;
   // Memory: what the group holds at its high-water mark (booked at its start) and what it
   // leaves behind (the rest freed at its end).
   std::int64_t net = 0;
   for (std::uint32_t k = 0; k < n; ++k) net += plan.alloc_bytes[k] - plan.free_bytes[k];
   f.alloc_bytes = tl.memory[0].peak_bytes;
   f.free_bytes = f.alloc_bytes - net;
+  return f;
 }
 
 // Model FLOPs of a compute item's kernels (what it pays of its segment's ops).

@@ -1,9 +1,7 @@
 // The unfused attention path of Megatron-LM (before fused kernels): per (sample, head),
 // S = Q·Kᵀ, P = softmax(S) (masked when causal), O = P·V forward; dV = Pᵀ·dO, dP = dO·Vᵀ,
 // dS = softmax′(P, dP), dQ = dS·K, dK = dSᵀ·Q backward. cuDNN's fused scaled-dot-product
-// attention is not timed: its graph is built through cudnn-frontend (a header-only C++
-// library that this toolkit does not ship) or some hundreds of lines of backend
-// descriptors; see the README.
+// attention is timed by sdpa_phase.cpp.
 #include "calibration/cuda/detail/check.hpp"
 #include "calibration/cuda/detail/phases.hpp"
 
@@ -72,8 +70,6 @@ std::vector<AttentionRecord> measure_attention(const Phase& phase, const std::ve
   }
   cudaStreamDestroy(stream);
   cublasLtDestroy(handle);
-  phase.note("attention: cuDNN's fused SDPA not measured (needs cudnn-frontend, not installed); the unfused path's "
-             "kernels were timed");
   if (too_large > 0) phase.note(fmt::format("attention: {} problems skipped: they do not fit in free memory", too_large));
   if (unsupported > 0) phase.note(fmt::format("attention: {} problems skipped: cuBLASLt offers no algorithm", unsupported));
   if (cut > 0) phase.note(fmt::format("attention: the time budget ended the phase; {} of {} problems not measured", cut, problems.size()));

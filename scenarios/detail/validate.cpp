@@ -627,10 +627,10 @@ class Validator {
     if (!tensor_) {
     } else if (auto e = models::tensor_divides_heads(*tensor_, heads_.value_or(0)); heads_ && !e.empty()) {
       error("parallel.tensor", e + valid_list(models::divisor_list(*heads_, gpus)));
-    } else if (auto e = models::tensor_divides_kv_heads(*tensor_, kv_.value_or(0)); kv_ && !e.empty()) {
-      error("parallel.tensor", e + valid_list(models::divisor_list(*kv_, gpus)));
-    } else if (auto e = models::tensor_divides_ffn(*tensor_, ffn_.value_or(0)); ffn_ && !e.empty()) {
-      error("parallel.tensor", e + valid_list(models::divisor_list(*ffn_, gpus)));
+    } else if (auto kv_error = models::tensor_divides_kv_heads(*tensor_, kv_.value_or(0)); kv_ && !kv_error.empty()) {
+      error("parallel.tensor", kv_error + valid_list(models::divisor_list(*kv_, gpus)));
+    } else if (auto ffn_error = models::tensor_divides_ffn(*tensor_, ffn_.value_or(0)); ffn_ && !ffn_error.empty()) {
+      error("parallel.tensor", ffn_error + valid_list(models::divisor_list(*ffn_, gpus)));
     }
     if (p.has_first_stage_layers()) first_stage_ = size("parallel.first_stage_layers", p.first_stage_layers());
     if (p.has_last_stage_layers()) last_stage_ = size("parallel.last_stage_layers", p.last_stage_layers());

@@ -44,6 +44,42 @@ TEST(GemmFit, HeldBackShapesOfRecordedH100) {
   EXPECT_LE(m.efficiency, 1.0);
 }
 
+// The TF32 table of the same run (OpenXLA's "f32xf32->f32" on sm_90, 112 shapes), against
+// H100 SXM's dense TF32 peak of 494.5 TFLOP/s (reference §3.1), the same fourth of the
+// shapes held back. On this table the shape model does NOT meet the issue's 10 % median
+// (measured: 11.42 %, max 27.6 %; printed below): the table's TF32 throughput is not
+// monotonic in the batch (4096³: 401.6 TFLOP/s at b 1, 340.1 at b 2, 346.9 at b 4), which
+// a tile-and-wave model cannot follow. What is asserted is that the fitted model is far
+// better than pricing every GEMM at one efficiency (the median throughput of the shapes it
+// was fitted on), which a broken fit would not be. Its padded-work efficiency comes out
+// slightly above 1 (1.016): the additive operand-traffic term takes part of the large
+// shapes' time, so that coefficient is not bounded by the peak here (the BF16 fit's is).
+TEST(GemmFit, HeldBackShapesOfRecordedH100Tf32) {
+  std::vector<GemmMeasurement> data;
+  ASSERT_EQ(read_gemm_csv(testing::read_data("gemm/sm90-tf32-xla.csv"), "tf32.csv", data), "");
+  ASSERT_EQ(data.size(), 112u);
+  std::vector<GemmMeasurement> fit_on, held;
+  for (std::size_t i = 0; i < data.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(data[i]);
+  GemmModel m = fit_gemm(fit_on, kSms, 494.5e12);
+  std::vector<double> throughput;
+  for (const auto& f : fit_on) throughput.push_back(f.shape.flops() / f.seconds);
+  const double one_efficiency = median_of(throughput);
+  std::vector<double> errors, flat_errors;
+  for (const auto& h : held) {
+    errors.push_back(std::abs(m.predict(h.shape) - h.seconds) / h.seconds);
+    flat_errors.push_back(std::abs(h.shape.flops() / one_efficiency - h.seconds) / h.seconds);
+  }
+  const double med = median_of(errors), flat = median_of(flat_errors);
+  std::printf("TF32: tile %dx%d launch %.2f us eff %.3f wave %.3f us byte %.3g s/B; %zu held back: median %.2f %%, "
+              "max %.2f %% (issue 10 asks for <= 10 %%: %s); one efficiency for all: median %.2f %%\n",
+              m.tile_m, m.tile_n, m.launch_s * 1e6, m.efficiency, m.wave_s * 1e6, m.s_per_byte, errors.size(),
+              100 * med, 100 * *std::max_element(errors.begin(), errors.end()), med <= 0.10 ? "met" : "NOT met",
+              100 * flat);
+  EXPECT_EQ(held.size(), 28u);
+  EXPECT_LT(med, flat / 2);
+  EXPECT_GT(m.efficiency, 0.5);
+}
+
 TEST(GemmFit, CsvErrorsNameLineAndField) {
   std::vector<GemmMeasurement> out;
   EXPECT_EQ(read_gemm_csv("b,m,n,k,flops_per_s\n1,2,3,x,5\n", "g.csv", out),

@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "calibration/attention_records.hpp"
 #include "calibration/memory_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
 #include "cli/calibrate_command.hpp"
@@ -65,6 +68,14 @@ TEST(Measure, AShortRunOnAGpuWritesFilesTheFitsRead) {
   std::vector<SizedRecord> memory;  // what calibrate --memory-csv reads
   EXPECT_EQ(read_sized_csv(slurp(dir / "memory.csv"), "memory.csv", memory, kLaunchKernel), "");
   EXPECT_NE(slurp(dir / "run.csv").find("gpu0.name,"), std::string::npos);
+  // attention.csv: what calibrate --attention-csv reads (a 20-second run may measure none).
+  const std::string attention_text = slurp(dir / "attention.csv");
+  if (std::count(attention_text.begin(), attention_text.end(), '\n') > 1) {
+    std::vector<AttentionRecord> attention;
+    EXPECT_EQ(read_attention_records(attention_text, "attention.csv", attention), "");
+    std::printf("attention.csv: %zu rows, %zu fused problems with both passes\n", attention.size(),
+                fused_attention_measurements(attention).measurements.size());
+  }
   if (std::filesystem::is_directory(dir / "nccl")) {
     for (const auto& entry : std::filesystem::directory_iterator(dir / "nccl")) {
       NcclTestsResult log = read_nccl_tests(slurp(entry.path()), entry.path().string());

@@ -92,6 +92,69 @@ TEST(CostModel, TilingIsOptionalAndWhole) {
   EXPECT_THROW((void)h100.seconds(k), std::invalid_argument);
 }
 
+// A GEMM curve measured in its own dtype (dtype_gemm_efficiency) replaces gemm_efficiency
+// for that dtype only. H100's FP16 and BF16 peaks are equal (989 TFLOP/s), so with FP16's
+// own curve flat at 0.4 where BF16's big-GEMM plateau is 0.803337, an FP16 GEMM takes
+// 0.803337 / 0.4 of the BF16 one; BF16 and TF32 keep the shipped curve. Read by FLOPs
+// (no shape) and with a shape: the FP16 curve carries its own tiles (64 × 64 on 132 SMs).
+TEST(CostModel, AMeasuredDtypeCurveReplacesTheGemmCurveForThatDtype) {
+  auto profile = *find_profile("h100-sxm");
+  auto* e = profile.add_dtype_gemm_efficiency();
+  e->set_dtype("fp16");
+  e->set_tile_rows(64);
+  e->set_tile_cols(64);
+  e->set_curve_sm_count(132);
+  e->mutable_curve()->set_variable("gemm_flops");
+  for (double x : {1e9, 1e13}) {
+    auto* pt = e->mutable_curve()->add_point();
+    pt->set_x(x);
+    pt->set_efficiency(0.4);
+  }
+  const CostModel measured(profile);
+  const CostModel shipped = model("h100-sxm");
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.flops = 2.0 * 16384.0 * 16384.0 * 16384.0;
+  k.kernels = 0;
+  k.dtype = Dtype::BF16;
+  const double bf16 = measured.seconds_uncached(k);
+  EXPECT_DOUBLE_EQ(bf16, shipped.seconds_uncached(k));
+  k.dtype = Dtype::FP16;
+  EXPECT_NEAR(measured.seconds_uncached(k) / bf16, 0.803337 / 0.4, 1e-6);
+  EXPECT_NEAR(shipped.seconds_uncached(k) / bf16, 1.0, 1e-12);
+  k.dtype = Dtype::TF32;
+  EXPECT_DOUBLE_EQ(measured.seconds_uncached(k), shipped.seconds_uncached(k));
+  // With a shape: 4096 × 4096 × 4096 is 64 · 64 = 4096 tiles of 64 × 64, 32 waves of 132
+  // (4224 slots). The curve's first point, divided by its own square shape's quantization
+  // (64 × 64 tiles on 132 SMs), is capped at the plateau 0.4: the full-wave curve is 0.4
+  // flat, times this shape's 4096/4224.
+  k.dtype = Dtype::FP16;
+  k.flops = 2.0 * 4096 * 4096 * 4096;
+  k.m = k.n = k.k = 4096;
+  EXPECT_NEAR(measured.achieved_flops(k), 989e12 * 0.4 * 4096 / 4224, 1e3);
+}
+
+// A measured FP8 curve is already a fraction of the FP8 peak: fp8_gemm_efficiency (which
+// scales the BF16 curve when FP8 was not measured) no longer applies.
+TEST(CostModel, AMeasuredFp8CurveIsOfTheFp8Peak) {
+  auto profile = *find_profile("h100-sxm");
+  auto* e = profile.add_dtype_gemm_efficiency();
+  e->set_dtype("fp8");
+  e->set_tile_rows(128);
+  e->set_tile_cols(128);
+  e->set_curve_sm_count(132);
+  e->mutable_curve()->set_variable("gemm_flops");
+  auto* pt = e->mutable_curve()->add_point();
+  pt->set_x(1e12);
+  pt->set_efficiency(0.6);
+  const CostModel m(profile);
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.dtype = Dtype::FP8;
+  k.flops = 2.0 * 16384.0 * 16384.0 * 16384.0;
+  EXPECT_DOUBLE_EQ(m.achieved_flops(k), 1979e12 * 0.6);
+}
+
 // A LayerNorm-like op: 1 GB moved, a few FLOPs per byte: memory-bound at hbm × 0.675.
 TEST(CostModel, ElementwiseOpIsMemoryBound) {
   const auto m = model("a100-80gb");

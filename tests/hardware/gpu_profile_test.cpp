@@ -236,6 +236,55 @@ TEST(GpuProfile, GemmTilingIsWholeAndAllOrNothing) {
                        "0 (no GEMM tiling: the curve as it is) or all > 0");
 }
 
+// A measured GEMM curve of another dtype (dtype_gemm_efficiency): a dtype the cost model
+// has a peak for besides BF16, once, a valid "gemm_flops" curve, tiles and SM count > 0.
+TEST(GpuProfile, DtypeGemmCurvesAreCheckedLikeTheGemmCurve) {
+  const std::string base = shipped_text("h100-sxm");
+  const std::string good =
+      "dtype_gemm_efficiency { dtype: \"tf32\" tile_rows: 128 tile_cols: 256 curve_sm_count: 132\n"
+      "  curve { variable: \"gemm_flops\" point { x: 1e9 efficiency: 0.3 } point { x: 1e12 efficiency: 0.8 }\n"
+      "          source: \"measured\" } }\n";
+  GpuProfile p;
+  EXPECT_EQ(parse_profile(base + good, "f", p), "");
+  ASSERT_EQ(p.dtype_gemm_efficiency_size(), 1);
+
+  std::string text = base + replace_once(good, "\"tf32\"", "\"bf16\"");
+  std::string error = parse_profile(text, "f", p);
+  EXPECT_EQ(error, "f:" + std::to_string(line_of(text, "dtype: \"bf16\"")) +
+                       ":25: dtype_gemm_efficiency[0].dtype: dtype is 'bf16'; valid: fp16, fp8, tf32 (BF16's curve is "
+                       "gemm_efficiency)")
+      << error;
+  text = base + good + good;
+  error = parse_profile(text, "f", p);
+  EXPECT_NE(error.find("dtype_gemm_efficiency[1].dtype: a second curve for dtype 'tf32' (one per dtype)"),
+            std::string::npos)
+      << error;
+  error = parse_profile(base + replace_once(good, "tile_cols: 256", "tile_cols: 0"), "f", p);
+  EXPECT_NE(error.find("dtype_gemm_efficiency[0].tile_cols: must be a whole number from 1 to 1048576, got 0"),
+            std::string::npos)
+      << error;
+  error = parse_profile(base + replace_once(good, " curve_sm_count: 132", ""), "f", p);
+  EXPECT_NE(error.find("dtype_gemm_efficiency[0].curve_sm_count: must be a whole number from 1 to 1048576, got 0"),
+            std::string::npos)
+      << error;
+  error = parse_profile(base + replace_once(good, "efficiency: 0.8", "efficiency: 1.2"), "f", p);
+  EXPECT_NE(error.find("dtype_gemm_efficiency[0].curve.point[1].efficiency: efficiency must be a fraction in (0, 1], "
+                       "got 1.2"),
+            std::string::npos)
+      << error;
+  error = parse_profile(base + replace_once(good, "\"gemm_flops\"", "\"flops\""), "f", p);
+  EXPECT_NE(error.find("dtype_gemm_efficiency[0].curve.variable: variable is 'flops', expected 'gemm_flops'"),
+            std::string::npos)
+      << error;
+  error = parse_profile(base + replace_once(good, "source: \"measured\" ", ""), "f", p);
+  EXPECT_NE(error.find("dtype_gemm_efficiency[0].curve: has no source"), std::string::npos) << error;
+  error = parse_profile(base + "dtype_gemm_efficiency { dtype: \"fp16\" tile_rows: 128 tile_cols: 128 "
+                               "curve_sm_count: 132 }\n", "f", p);
+  EXPECT_NE(error.find("dtype_gemm_efficiency[0].curve: missing (needs at least one point and a source)"),
+            std::string::npos)
+      << error;
+}
+
 EfficiencyCurve curve(std::initializer_list<std::pair<double, double>> points) {
   EfficiencyCurve c;
   c.set_variable("test");

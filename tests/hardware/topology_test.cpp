@@ -175,7 +175,9 @@ TEST(RailOptimized, CountsAndOversubscription) {
     EXPECT_EQ(l[LinkKind::LEAF_UP], 16);
     // A leaf carries 2 NICs of 0.94 × 50 GB/s up, divided by the oversubscription.
     for (const auto& link : t.links()) {
-      if (link.kind == LinkKind::LEAF_UP) EXPECT_DOUBLE_EQ(link.bytes_per_s, 2 * 47e9 / o);
+      if (link.kind == LinkKind::LEAF_UP) {
+        EXPECT_DOUBLE_EQ(link.bytes_per_s, 2 * 47e9 / o);
+      }
     }
     // Same rail, same group: 6 links; same rail, other group, or other rail: 8 (spine).
     EXPECT_EQ(c.route(3, 8 + 3).size(), 6u);

@@ -44,9 +44,15 @@ TEST(LayoutSpace, EveryCandidateKeepsTheLayoutRules) {
     } else {
       EXPECT_EQ(c.virtual_stages, 1);
     }
-    if (c.overlap_param_gather) EXPECT_EQ(c.zero_stage, 1);
-    if (c.overlap_tp_comm) EXPECT_TRUE(c.sequence_parallel);
-    if (c.sequence_parallel) EXPECT_GT(c.tensor, 1);
+    if (c.overlap_param_gather) {
+      EXPECT_EQ(c.zero_stage, 1);
+    }
+    if (c.overlap_tp_comm) {
+      EXPECT_TRUE(c.sequence_parallel);
+    }
+    if (c.sequence_parallel) {
+      EXPECT_GT(c.tensor, 1);
+    }
     gpipe |= c.schedule == Schedule::GPIPE;
     tensors.insert(c.tensor);
     pipelines.insert(c.pipeline);

@@ -29,6 +29,11 @@ void read_clocks(RunRecord& run);
 
 std::vector<GemmMeasurement> measure_gemms(const Phase& phase, GemmDtype dtype, const std::vector<GemmShape>& shapes);
 std::vector<AttentionRecord> measure_attention(const Phase& phase, const std::vector<AttentionProblem>& problems);
+#ifdef TRAINSIM_HAVE_CUDNN
+// cuDNN's fused scaled-dot-product attention, forward and backward (sdpa_phase.cpp; built
+// only when CMake finds cuDNN 9).
+std::vector<AttentionRecord> measure_fused_attention(const Phase& phase, const std::vector<AttentionProblem>& problems);
+#endif
 std::vector<SizedRecord> measure_memory_kernels(const Phase& phase, const std::vector<std::int64_t>& sizes);
 std::vector<SizedRecord> measure_copies(const Phase& phase, int device_count, const std::vector<std::int64_t>& sizes);
 // Every collective over every local GPU count from 2, first as NCCL chooses, then per
