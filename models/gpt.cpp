@@ -84,6 +84,7 @@ Shape make_shape(const ModelConfig& model, const ShardSpec& shard) {
   x.vocab_shard = (model.vocab + t - 1) / t;
   x.sp = shard.sequence_parallel;
   x.e = static_cast<double>(shard.bytes_per_element);
+  x.li = shard.fp8_linear_inputs ? 1.0 : x.e;
   return x;
 }
 
@@ -208,7 +209,7 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
   {
     Op qkv = make_gemm("qkv", ComputeClass::GEMM, {1, tokens, qkv_cols, x.h}, x.h * qkv_cols + bias * qkv_cols, e);
     // Its input (replicated, or sequence-split with SP) and the Q, K, V the attention core keeps.
-    qkv.activation_bytes = e * rep + e * static_cast<double>(tokens * qkv_cols);
+    qkv.activation_bytes = x.li * rep + e * static_cast<double>(tokens * qkv_cols);
     qkv.fp8_linear = true;
     ops.push_back(with_boundary(std::move(qkv), TpBoundary::ENTER, x));
   }
@@ -297,7 +298,7 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
   {
     // Row-parallel: the bias is added after the reduction, so every shard holds all of it.
     Op proj = make_gemm("proj", ComputeClass::GEMM, {1, tokens, x.h, attn_cols}, attn_cols * x.h + bias * x.h, e);
-    proj.activation_bytes = e * static_cast<double>(tokens * attn_cols);
+    proj.activation_bytes = x.li * static_cast<double>(tokens * attn_cols);
     proj.fp8_linear = true;
     ops.push_back(with_boundary(std::move(proj), TpBoundary::EXIT, x));
   }
@@ -306,7 +307,7 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
   ops.push_back(norm_op(x.gpt ? "ln2" : "mlp_norm", x, rep));
   {
     Op fc1 = make_gemm("fc1", ComputeClass::GEMM, {1, tokens, fc1_cols, x.h}, x.h * fc1_cols + bias * fc1_cols, e);
-    fc1.activation_bytes = e * rep;
+    fc1.activation_bytes = x.li * rep;
     fc1.fp8_linear = true;
     ops.push_back(with_boundary(std::move(fc1), TpBoundary::ENTER, x));
   }
@@ -329,7 +330,7 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
   }
   {
     Op fc2 = make_gemm("fc2", ComputeClass::GEMM, {1, tokens, x.h, x.ffn_shard}, x.ffn_shard * x.h + bias * x.h, e);
-    fc2.activation_bytes = e * static_cast<double>(tokens * x.ffn_shard);
+    fc2.activation_bytes = x.li * static_cast<double>(tokens * x.ffn_shard);
     fc2.fp8_linear = true;
     ops.push_back(with_boundary(std::move(fc2), TpBoundary::EXIT, x));
   }

@@ -41,6 +41,11 @@ struct ShardSpec {
   // (The unfused path computes every score and masks them in the softmax.)
   bool causal = true;
   int bytes_per_element = 2;  // 16-bit activations and weights
+  // Transformer Engine's FP8 linear layers keep the input they save for the weight
+  // gradient as the FP8 copy (or its FP8 transpose) cast for the forward GEMM, 1 byte per
+  // element instead of the 16-bit input (transformer_engine/pytorch/module/linear.py,
+  // _Linear.forward: saved_inputmat = inputmat / inputmat_t under fp8, inputmat_no_fp8 otherwise).
+  bool fp8_linear_inputs = false;
 };
 
 // One transformer layer, sharded per `shard`.

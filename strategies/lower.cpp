@@ -679,10 +679,31 @@ Lowered Lowering::run() {
   // Per device and step: the task that takes the step's dependencies (its first) and the one
   // waited for at its end (its last); they differ only for a whole run lowered item by item.
   std::vector<std::vector<std::uint32_t>> first_task(num_devices), last_task(num_devices);
-  std::vector<std::uint32_t> send_task(num_devices * m * v * 2, sim::NONE);
+  // Per sender's slot: the instance its send and the peer's receive both join.
+  std::vector<std::uint32_t> p2p_comm(num_devices * m * v * 2, sim::NONE);
   auto send_slot = [&](std::uint32_t device, std::int32_t mb, std::int32_t chunk, Direction dir) {
     return ((static_cast<std::size_t>(device) * m + static_cast<std::size_t>(mb)) * v +
             static_cast<std::size_t>(chunk)) * 2 + static_cast<std::size_t>(dir);
+  };
+  // A pipeline transfer from `from` (stage from_stage) to `to`: a rendezvous of the
+  // sender's and the receiver's tasks, made by whichever of the two is lowered first.
+  auto p2p_instance = [&](std::uint32_t from, std::uint32_t to, std::int64_t from_stage, std::int64_t to_stage,
+                          double bytes, std::size_t slot) {
+    if (p2p_comm[slot] != sim::NONE) return p2p_comm[slot];
+    sim::CommInstance inst;
+    inst.bytes = bytes;
+    inst.participants = 2;
+    p2p_bytes_[bytes] = true;
+    if (fidelity_ == Fidelity::FULL) {
+      auto [pos, fresh] = p2p_cache.try_emplace({from, to}, 0);
+      const std::uint32_t pair[2] = {from, to};
+      if (fresh) pos->second = b.add_pattern(hardware::ring_pattern(cluster_, hardware::Collective::SEND_RECV, pair));
+      inst.pattern = pos->second;
+    } else {
+      inst.fixed_duration = sim::Time::from_seconds(symmetric_send(from_stage, to_stage).seconds(bytes));
+    }
+    p2p_comm[slot] = b.add_comm(inst);
+    return p2p_comm[slot];
   };
 
   // Fast fidelity: the fold groups of each role, as a map from step to its group.
@@ -804,23 +825,16 @@ Lowered Lowering::run() {
         describe_task(task, role, step, index, sim::NONE);
         return task;
       }
-      if (step.kind == Step::Kind::SEND) {
+      if (step.kind == Step::Kind::SEND || step.kind == Step::Kind::RECV) {
         const std::uint32_t peer = pl_.with(rank, ParallelDim::PIPELINE, step.peer_stage);
-        sim::CommInstance inst;
-        inst.bytes = it.collective.bytes;
-        inst.participants = 1;
-        const std::uint32_t pair[2] = {rank, peer};
-        p2p_bytes_[inst.bytes] = true;
-        if (fidelity_ == Fidelity::FULL) {
-          auto [pos, fresh] = p2p_cache.try_emplace({rank, peer}, 0);
-          if (fresh) pos->second = b.add_pattern(hardware::ring_pattern(cluster_, hardware::Collective::SEND_RECV, pair));
-          inst.pattern = pos->second;
-        } else {
-          inst.fixed_duration = sim::Time::from_seconds(symmetric_send(c.stage, step.peer_stage).seconds(inst.bytes));
-        }
-        const std::uint32_t task = b.add_comm_task(ts, b.add_comm(inst));
+        const bool send = step.kind == Step::Kind::SEND;
+        const std::uint32_t comm =
+            send ? p2p_instance(rank, peer, c.stage, step.peer_stage, it.collective.bytes,
+                                send_slot(dev, step.micro_batch, step.chunk, step.direction))
+                 : p2p_instance(peer, rank, step.peer_stage, c.stage, it.collective.bytes,
+                                send_slot(device_of_rank[peer], step.micro_batch, step.peer_chunk, step.direction));
+        const std::uint32_t task = b.add_comm_task(ts, comm);
         if (options_.describe_ops) describe_task(task, role, step, index, op_group({rank, peer}));
-        send_task[send_slot(dev, step.micro_batch, step.chunk, step.direction)] = task;
         return task;
       }
       // A collective over a group: every simulated member joins the same instance.
@@ -856,7 +870,6 @@ Lowered Lowering::run() {
     std::vector<std::uint32_t> run_tasks;
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
       const Step& step = role.steps[i];
-      if (step.kind == Step::Kind::RECV) continue;
       if (step.whole_run) {
         const auto items = role.items(step);
         if (fidelity_ == Fidelity::FAST &&
@@ -897,7 +910,7 @@ Lowered Lowering::run() {
     }
   }
 
-  // Dependencies: within a rank by step; a RECV stands for the peer's SEND.
+  // Dependencies: within a rank by step (a receive ends with the peer's send).
   for (std::uint32_t dev = 0; dev < num_devices; ++dev) {
     const RankCoords c = pl_.coords(out.device_rank[dev]);
     const Role& role = program_.roles[static_cast<std::size_t>(c.stage)];
@@ -906,13 +919,8 @@ Lowered Lowering::run() {
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
       if (first[i] == sim::NONE) continue;
       for (const StepDep& d : role.deps(role.steps[i])) {
-        const Step& dep = role.steps[d.step];
-        std::uint32_t from = d.on == Dep::On::END ? last[d.step] : first[d.step];
-        if (dep.kind == Step::Kind::RECV) {
-          const std::uint32_t peer_dev = device_of_rank[pl_.with(out.device_rank[dev], ParallelDim::PIPELINE, dep.peer_stage)];
-          from = send_task[send_slot(peer_dev, dep.micro_batch, dep.peer_chunk, dep.direction)];
-        }
-        if (from == sim::NONE) throw std::logic_error("lower: a step depends on a send that was never issued");
+        const std::uint32_t from = d.on == Dep::On::END ? last[d.step] : first[d.step];
+        if (from == sim::NONE) throw std::logic_error("lower: a step depends on a step that was never lowered");
         if (from == first[i]) continue;  // steps folded into one task
         if (d.on == Dep::On::END) b.add_edge(from, first[i]);
         else b.add_start_edge(from, first[i]);

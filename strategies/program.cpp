@@ -147,7 +147,7 @@ std::vector<Item>& Role::list(ItemList which, std::int32_t chunk) {
 
 std::size_t Role::item_steps() const {
   std::size_t n = 0;
-  for (const Step& s : steps) n += s.kind == Step::Kind::RECV ? 0 : s.count;
+  for (const Step& s : steps) n += s.count;  // a receive is one task too
   return n;
 }
 
@@ -280,6 +280,7 @@ models::ShardSpec layer_shard(const Program& program) {
   shard.tensor = program.applied.tensor;
   shard.sequence_parallel = program.applied.sequence_parallel && program.applied.tensor > 1;
   shard.flash_attention = spec.flash_attention;
+  shard.fp8_linear_inputs = spec.dtype == hardware::Dtype::FP8;  // Transformer Engine's FP8 linears
   return shard;
 }
 
@@ -312,7 +313,8 @@ void rebuild_role(Role& role, const Program& program) {
       for (const auto& op : head.ops) ops.push_back({&op, static_cast<std::int32_t>(model.layers)});
     for (const auto& t : ops) {
       role.params += t.op->params;
-      if (t.op->fp8_linear) fp8_params += static_cast<double>(t.op->params);
+      // Transformer Engine casts the weight (k × n) to FP8, not the bias.
+      if (t.op->fp8_linear) fp8_params += static_cast<double>(t.op->gemm.k) * static_cast<double>(t.op->gemm.n);
     }
     chunk.forward.clear();
     chunk.backward.clear();

@@ -164,10 +164,10 @@ struct Step {
   enum class Kind : std::uint8_t {
     ITEM,  // an item of a template (micro_batch ≥ 0) or of a per-iteration list (−1)
     SEND,  // activations (forward) or their gradients (backward) to (peer_stage, peer_chunk)
-    RECV,  // marker: steps that depend on it wait for (peer_stage, peer_chunk)'s matching SEND
+    RECV,  // the receive of (peer_stage, peer_chunk)'s matching SEND: one rendezvous with it
   };
   Kind kind = Kind::ITEM;
-  ItemList list = ItemList::FORWARD;  // ITEM, SEND (TRANSFER)
+  ItemList list = ItemList::FORWARD;  // ITEM; SEND and RECV: TRANSFER
   std::uint32_t index = 0;            // into that list
   // ITEM: how many consecutive items of the list the step runs. A whole template run is one
   // step (index 0, count = the template's size) when nothing outside the run refers to its
@@ -193,7 +193,7 @@ struct Role {
   // (a gradient bucket after the last accumulation of its gradients).
   std::vector<Item> floating;
   std::vector<Item> tail;      // once per iteration after everything else (gradient sync, optimizer)
-  std::vector<Item> transfers; // the schedule's sends between stages, by Direction
+  std::vector<Item> transfers; // the schedule's sends between stages by Direction, then the receives
   std::int64_t params = 0;     // parameters held by one rank of this role
   double static_bytes[static_cast<int>(MemClass::COUNT)] = {};  // held for the whole iteration
   std::vector<Step> steps;     // filled by the schedule pass

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 namespace trainsim::strategies::detail {
@@ -158,7 +159,15 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
       chunks_(static_cast<std::int32_t>(role.chunks.size())),
       micro_batches_(static_cast<std::int32_t>(program.micro_batches)) {
   const TrainingSpec& spec = program.spec;
-  if (stages_ > 1) pp_stream_ = program.stream("pp-comm");
+  // A stream per direction for sends and one for receives: each talks to one peer, in the
+  // order both ends run their work, so one transfer waiting for its peer holds up none
+  // that another peer is ready for (NCCL runs a batch's sends and receives at once).
+  if (stages_ > 1)
+    for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
+      const char* d = dir == Direction::FORWARD ? "fwd" : "bwd";
+      send_stream_[static_cast<int>(dir)] = program.stream(std::string("pp-send-") + d);
+      recv_stream_[static_cast<int>(dir)] = program.stream(std::string("pp-recv-") + d);
+    }
   // Between stages Megatron sends the layer output, 2·b·s·h bytes; with tensor parallelism
   // each rank sends only its 1/t slice (sequence parallelism keeps it sharded; without it
   // the scatter/gather optimization of Narayanan et al. 2021 does the same).
@@ -170,10 +179,42 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
     send.kind = Item::Kind::COLLECTIVE;
     send.collective = {Dim::PIPELINE, hardware::Collective::SEND_RECV, boundary_bytes};
     send.category = Category::PP_COMM;
-    send.stream = pp_stream_;
+    send.stream = send_stream_[static_cast<int>(dir)];
     send.label = dir == Direction::FORWARD ? "pp-send-activations" : "pp-send-gradients";
     send.deps = {Dep::previous()};  // the run's last item
     role_.transfers.push_back(std::move(send));
+  }
+  // The receives, on a stream of their own: a receive is posted when the stage's compute
+  // reaches it and meets the peer's send there (the pair is one rendezvous; see tail()).
+  for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
+    Item recv = role_.transfers[static_cast<std::size_t>(dir)];
+    recv.stream = recv_stream_[static_cast<int>(dir)];
+    recv.label = dir == Direction::FORWARD ? "pp-recv-activations" : "pp-recv-gradients";
+    recv.deps.clear();
+    role_.transfers.push_back(std::move(recv));
+  }
+  // Without sequence parallelism each tensor rank sends 1/t of the boundary tensor, and
+  // the receiver all-gathers it over the tensor group before it computes (Narayanan et al.
+  // 2021 §4.1, the scatter/gather optimization; Megatron-LM's p2p_communication
+  // _communicate calls gather_split_1d_tensor on what it received, on the compute stream).
+  if (stages_ > 1 && program.applied.tensor > 1 && !program.applied.sequence_parallel) {
+    for (std::int32_t c = 0; c < chunks_; ++c)
+      for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
+        if (upstream(dir, c).stage < 0) continue;
+        Chunk& chunk = role_.chunks[static_cast<std::size_t>(c)];
+        std::vector<Item>& items = dir == Direction::FORWARD ? chunk.forward : chunk.backward;
+        const char* label = dir == Direction::FORWARD ? "pp-gather-activations" : "pp-gather-gradients";
+        if (!items.empty() && items.front().label == label) continue;  // scheduled before
+        Item gather;
+        gather.kind = Item::Kind::COLLECTIVE;
+        gather.collective = {Dim::TENSOR, hardware::Collective::ALL_GATHER, boundary_bytes * static_cast<double>(program.applied.tensor)};
+        gather.category = Category::PP_COMM;
+        gather.stream = COMPUTE_STREAM;
+        if (!chunk.layers.empty()) gather.layer = dir == Direction::FORWARD ? chunk.layers.front() : chunk.layers.back();
+        gather.label = label;
+        gather.deps = {Dep::previous()};  // the run's receive
+        items.insert(items.begin(), std::move(gather));
+      }
   }
   role_.steps.clear();
   role_.step_deps.clear();
@@ -201,33 +242,37 @@ ScheduleBuilder::Peer ScheduleBuilder::upstream(Direction dir, std::int32_t chun
   return {};
 }
 
-void ScheduleBuilder::emit_run(const RunRef& ref, bool whole) {
-  const Direction dir = ref.dir;
-  const std::int32_t mb = ref.micro_batch, chunk = ref.chunk;
-  const bool fwd = dir == Direction::FORWARD;
-  const Peer from = upstream(dir, chunk);
-  const Peer to = upstream(fwd ? Direction::BACKWARD : Direction::FORWARD, chunk);
+std::uint32_t ScheduleBuilder::emit_recv(const RunRef& ref) {
+  const Peer from = upstream(ref.dir, ref.chunk);
+  if (from.stage < 0) return NO_STEP;
+  Step r;
+  r.kind = Step::Kind::RECV;
+  r.list = ItemList::TRANSFER;
+  r.index = 2 + static_cast<std::uint32_t>(ref.dir);
+  r.direction = ref.dir;
+  r.micro_batch = ref.micro_batch;
+  r.chunk = ref.chunk;
+  r.peer_stage = from.stage;
+  r.peer_chunk = from.chunk;
+  role_.steps.push_back(r);
+  list_begin_.push_back(NO_STEP);
+  run_recv_.push_back(NO_STEP);
+  return static_cast<std::uint32_t>(role_.steps.size() - 1);
+}
+
+std::uint32_t ScheduleBuilder::emit_body(const RunRef& ref, bool whole, std::uint32_t recv) {
+  const bool fwd = ref.dir == Direction::FORWARD;
   Step step;
-  step.direction = dir;
-  step.micro_batch = mb;
-  step.chunk = chunk;
-  std::uint32_t recv = NO_STEP;
-  if (from.stage >= 0) {
-    Step r = step;
-    r.kind = Step::Kind::RECV;
-    r.peer_stage = from.stage;
-    r.peer_chunk = from.chunk;
-    recv = static_cast<std::uint32_t>(role_.steps.size());
-    role_.steps.push_back(r);
-    list_begin_.push_back(NO_STEP);
-    run_recv_.push_back(NO_STEP);
-  }
+  step.direction = ref.dir;
+  step.micro_batch = ref.micro_batch;
+  step.chunk = ref.chunk;
+  step.list = fwd ? ItemList::FORWARD : ItemList::BACKWARD;
   const auto first = static_cast<std::uint32_t>(role_.steps.size());
-  const Chunk& c = role_.chunks[static_cast<std::size_t>(chunk)];
+  const Chunk& c = role_.chunks[static_cast<std::size_t>(ref.chunk)];
   const auto n = static_cast<std::uint32_t>((fwd ? c.forward : c.backward).size());
-  if (whole && n > 0) {
+  if (n == 0) return NO_STEP;
+  if (whole) {
     Step s = step;
-    s.list = fwd ? ItemList::FORWARD : ItemList::BACKWARD;
     s.count = n;
     s.whole_run = true;
     role_.steps.push_back(s);
@@ -236,25 +281,31 @@ void ScheduleBuilder::emit_run(const RunRef& ref, bool whole) {
   } else {
     for (std::uint32_t i = 0; i < n; ++i) {
       Step s = step;
-      s.list = fwd ? ItemList::FORWARD : ItemList::BACKWARD;
       s.index = i;
       role_.steps.push_back(s);
       list_begin_.push_back(first);
       run_recv_.push_back(recv);
     }
   }
-  if (to.stage >= 0) {
-    Step s = step;
-    s.kind = Step::Kind::SEND;
-    s.list = ItemList::TRANSFER;
-    s.index = static_cast<std::uint32_t>(dir);
-    s.peer_stage = to.stage;
-    s.peer_chunk = to.chunk;
-    // A send's PREVIOUS is the run's last step (kept in list_begin_).
-    list_begin_.push_back(n > 0 ? static_cast<std::uint32_t>(role_.steps.size() - 1) : NO_STEP);
-    role_.steps.push_back(s);
-    run_recv_.push_back(recv);
-  }
+  return static_cast<std::uint32_t>(role_.steps.size() - 1);
+}
+
+void ScheduleBuilder::emit_send(const RunRef& ref, std::uint32_t last, std::uint32_t recv) {
+  const Peer to = upstream(ref.dir == Direction::FORWARD ? Direction::BACKWARD : Direction::FORWARD, ref.chunk);
+  if (to.stage < 0) return;
+  Step s;
+  s.kind = Step::Kind::SEND;
+  s.list = ItemList::TRANSFER;
+  s.index = static_cast<std::uint32_t>(ref.dir);
+  s.direction = ref.dir;
+  s.micro_batch = ref.micro_batch;
+  s.chunk = ref.chunk;
+  s.peer_stage = to.stage;
+  s.peer_chunk = to.chunk;
+  // A send's PREVIOUS is the run's last step (kept in list_begin_).
+  list_begin_.push_back(last);
+  role_.steps.push_back(s);
+  run_recv_.push_back(recv);
 }
 
 // A run is one step when nothing needs its items one by one: its template's items wait only
@@ -328,12 +379,34 @@ void ScheduleBuilder::prologue() {
 
 void ScheduleBuilder::forward(std::int32_t mb, std::int32_t chunk) { runs_.push_back({Direction::FORWARD, mb, chunk}); }
 void ScheduleBuilder::backward(std::int32_t mb, std::int32_t chunk) { runs_.push_back({Direction::BACKWARD, mb, chunk}); }
+void ScheduleBuilder::forward_backward(std::int32_t fwd_mb, std::int32_t fwd_chunk, std::int32_t bwd_mb,
+                                       std::int32_t bwd_chunk) {
+  runs_.push_back({Direction::FORWARD, fwd_mb, fwd_chunk, true});
+  runs_.push_back({Direction::BACKWARD, bwd_mb, bwd_chunk});
+}
 
 void ScheduleBuilder::tail() {
   std::vector<Step>& steps = role_.steps;
   {
     const std::vector<bool> whole = whole_runs();
-    for (std::size_t r = 0; r < runs_.size(); ++r) emit_run(runs_[r], whole[r]);
+    for (std::size_t r = 0; r < runs_.size(); ++r) {
+      if (runs_[r].batched_with_next && r + 1 < runs_.size()) {
+        // Megatron-LM's interleaved schedule: a forward and a backward, then one batch
+        // of both sends and the next receives (send_forward_backward_recv_forward_backward).
+        const RunRef& f = runs_[r];
+        const RunRef& b = runs_[r + 1];
+        const std::uint32_t recv_f = emit_recv(f), recv_b = emit_recv(b);
+        const std::uint32_t last_f = emit_body(f, whole[r], recv_f);
+        const std::uint32_t last_b = emit_body(b, whole[r + 1], recv_b);
+        emit_send(f, last_f, recv_f);
+        emit_send(b, last_b, recv_b);
+        ++r;
+        continue;
+      }
+      // A run's receive, the run, its send (Megatron-LM's non-interleaved schedules).
+      const std::uint32_t recv = emit_recv(runs_[r]);
+      emit_send(runs_[r], emit_body(runs_[r], whole[r], recv), recv);
+    }
     for (const Chunk& c : role_.chunks)
       for (const auto* items : {&c.forward, &c.backward}) {
         std::vector<std::uint8_t> streams;
@@ -427,10 +500,31 @@ void ScheduleBuilder::tail() {
   std::vector<std::uint32_t> last_on_stream;
   std::vector<StepDep> deps;
   role_.step_deps.reserve(steps.size() + steps.size() / 4);
+  auto mark_last = [&](std::uint8_t stream, std::uint32_t s) {
+    if (last_on_stream.size() <= stream) last_on_stream.resize(stream + 1u, NO_STEP);
+    last_on_stream[stream] = s;
+  };
+  // Pipeline transfers as Megatron-LM runs them (megatron/core/pipeline_parallel/
+  // p2p_communication.py, _communicate): the sends and receives between two compute
+  // steps are one batch_isend_irecv, and the stage waits on every request of it
+  // (req.wait(), then torch.cuda.synchronize() with batch_p2p_sync) before it computes
+  // again. A receive is posted when the stage's compute reaches it (with the sends after
+  // the same compute step), and each send and its receive are one rendezvous (lower), so a
+  // send ends only once the peer has posted the receive.
+  auto on_compute = [&](const Step& st) {
+    return st.kind == Step::Kind::ITEM && (st.whole_run || role_.item(st).stream == COMPUTE_STREAM);
+  };
+  std::uint32_t last_compute = NO_STEP;
+  std::vector<std::uint32_t> pending_sends;  // since the last compute step
   for (std::uint32_t s = 0; s < steps.size(); ++s) {
     Step& st = steps[s];
     st.deps_begin = st.deps_end = static_cast<std::uint32_t>(role_.step_deps.size());
-    if (st.kind == Step::Kind::RECV) continue;
+    if (st.kind == Step::Kind::RECV) {
+      if (last_compute != NO_STEP) role_.step_deps.push_back({last_compute, Dep::On::END});
+      st.deps_end = static_cast<std::uint32_t>(role_.step_deps.size());
+      mark_last(role_.item(st).stream, s);
+      continue;
+    }
     const Item& it = role_.item(st);
     deps.clear();
     for (const Dep& d : it.deps) {
@@ -462,6 +556,16 @@ void ScheduleBuilder::tail() {
           break;
       }
     }
+    if (st.kind == Step::Kind::SEND) {
+      // Issued after the stage's latest compute (the NCCL stream waits for the compute
+      // stream), which in an interleaved batch is the backward after the sent forward.
+      if (last_compute != NO_STEP) deps.push_back({last_compute, Dep::On::END});
+      pending_sends.push_back(s);
+    } else if (on_compute(st)) {
+      for (const std::uint32_t send : pending_sends) deps.push_back({send, Dep::On::END});
+      pending_sends.clear();
+      last_compute = s;
+    }
     std::erase_if(deps, [&](const StepDep& d) { return d.step == s; });
     keep_latest_per_stream(role_, steps, deps);
     const std::uint64_t bit = std::uint64_t{1} << (it.stream & 63);
@@ -476,15 +580,11 @@ void ScheduleBuilder::tail() {
       role_.step_deps.push_back(d);
     }
     st.deps_end = static_cast<std::uint32_t>(role_.step_deps.size());
-    auto mark_last = [&](std::uint8_t stream) {
-      if (last_on_stream.size() <= stream) last_on_stream.resize(stream + 1u, NO_STEP);
-      last_on_stream[stream] = s;
-    };
     if (st.whole_run) {
       for (const std::uint8_t stream : template_streams_[2 * static_cast<std::size_t>(st.chunk) + static_cast<std::size_t>(st.direction)])
-        mark_last(stream);
+        mark_last(stream, s);
     } else {
-      mark_last(it.stream);
+      mark_last(it.stream, s);
     }
   }
   list_begin_.clear();

@@ -35,8 +35,13 @@ std::string schedule_interleaved_1f1b(Program& program, const PassArgs& /*args*/
     warmup = std::min(warmup, units);
     for (std::int32_t k = 0; k < warmup; ++k) b.forward(micro_batch_of(k), chunk_of(k, true));
     for (std::int32_t k = 0; k < units - warmup; ++k) {
-      b.forward(micro_batch_of(warmup + k), chunk_of(warmup + k, true));
-      b.backward(micro_batch_of(k), chunk_of(k, false));
+      // With v = 1 this is plain 1F1B, whose transfers follow each run.
+      if (v > 1) {
+        b.forward_backward(micro_batch_of(warmup + k), chunk_of(warmup + k, true), micro_batch_of(k), chunk_of(k, false));
+      } else {
+        b.forward(micro_batch_of(warmup + k), chunk_of(warmup + k, true));
+        b.backward(micro_batch_of(k), chunk_of(k, false));
+      }
     }
     for (std::int32_t k = units - warmup; k < units; ++k) b.backward(micro_batch_of(k), chunk_of(k, false));
     b.tail();

@@ -40,6 +40,7 @@ struct Shape {
   std::int64_t vocab_shard = 1;  // ceil(V/t): Megatron pads the vocabulary so t divides it
   bool sp = false;
   double e = 2;  // bytes per activation / weight element
+  double li = 2;  // bytes per element of the input a linear layer saves (1: FP8, ShardSpec)
   // Elements of one [b, s, h] tensor as an element-wise op outside the tensor-parallel
   // region sees it: replicated over the tensor group, or split by sequence parallelism.
   double rep_tokens() const { return sp ? static_cast<double>(b * s) / static_cast<double>(t) : static_cast<double>(b * s); }

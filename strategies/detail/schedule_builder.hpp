@@ -16,6 +16,10 @@ class ScheduleBuilder {
   void prologue();
   void forward(std::int32_t micro_batch, std::int32_t chunk = 0);
   void backward(std::int32_t micro_batch, std::int32_t chunk = 0);
+  // A forward and a backward whose transfers are one batch after both (Megatron-LM's
+  // interleaved schedule): both runs' receives are posted before the forward, both sends
+  // follow the backward.
+  void forward_backward(std::int32_t fwd_mb, std::int32_t fwd_chunk, std::int32_t bwd_mb, std::int32_t bwd_chunk);
   // Places the floating items and the tail, and resolves every dependency.
   void tail();
 
@@ -26,9 +30,13 @@ class ScheduleBuilder {
   struct RunRef {
     Direction dir;
     std::int32_t micro_batch, chunk;
+    bool batched_with_next = false;  // forward_backward's forward
   };
-  // Appends a run's steps: its items one by one, or the whole run as one step.
-  void emit_run(const RunRef& run, bool whole);
+  // Appends a run's receive (the step, or none on the first stage), its steps (its items
+  // one by one, or the whole run as one step; returns the last, or none) and its send.
+  std::uint32_t emit_recv(const RunRef& run);
+  std::uint32_t emit_body(const RunRef& run, bool whole, std::uint32_t recv);
+  void emit_send(const RunRef& run, std::uint32_t last, std::uint32_t recv);
   // Which runs may be one step (ScheduleBuilder::tail).
   std::vector<bool> whole_runs() const;
   Peer upstream(Direction dir, std::int32_t chunk) const;  // who sends to this chunk
@@ -40,7 +48,8 @@ class ScheduleBuilder {
   std::int32_t stages_;
   std::int32_t chunks_;
   std::int32_t micro_batches_;
-  std::uint8_t pp_stream_ = 0;
+  std::uint8_t send_stream_[2] = {};  // pipeline sends, by Direction
+  std::uint8_t recv_stream_[2] = {};  // pipeline receives, by Direction
   // Per step: where its list starts in the steps (a run's first item, or the list's
   // first step), and the run's receive (or none), for PREVIOUS dependencies.
   std::vector<std::uint32_t> list_begin_;

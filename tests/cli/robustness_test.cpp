@@ -166,7 +166,7 @@ TEST(RunErrors, APlanTooLargeForTheMemoryBudgetNamesTheFidelityToUse) {
   const auto r = run(o);
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, StartsWith(o.scenario_path + ": error: the full plan would have about "
-                                                  "1.82e+07 tasks and need about "));
+                                                  "1.89e+07 tasks and need about "));
   EXPECT_THAT(r.err, HasSubstr("more than the 512 MiB available (--max-memory); use --fidelity fast (one rank per "
                                "pipeline stage: about "));
   // A budget even the program does not fit names the sizes to change instead.

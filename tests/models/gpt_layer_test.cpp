@@ -449,3 +449,38 @@ TEST(GptLayer, RejectsShapesTheShardingCannotSplit) {
 
 }  // namespace
 }  // namespace trainsim::models
+
+namespace trainsim::models {
+namespace {
+
+// FP8 as Transformer Engine runs it: each FP8 linear layer saves its input for the weight
+// gradient as the 1-byte FP8 copy it cast for the forward GEMM. Per GPT layer (b·s tokens,
+// t = 2, no SP) the four linear inputs are: QKV's b·s·h (the LayerNorm output), proj's
+// b·s·h/t (the attention context), fc1's b·s·h, fc2's b·s·4h/t (the GeLU output), so FP8
+// saves b·s·h·(1 + 1/t + 1 + 4/t) bytes less than 16-bit; nothing else changes (the QKV
+// output the attention keeps, the GeLU input, the norms' inputs stay 16-bit).
+TEST(GptLayer, Fp8LinearLayersSaveTheirInputsInOneByte) {
+  const ModelConfig m = ModelConfig{.name = "small", .family = Family::GPT, .layers = 4, .hidden = 256, .heads = 8,
+                                    .kv_heads = 8, .ffn_hidden = 1024, .vocab = 1024, .max_positions = 512,
+                                    .tied_embedding = true};
+  ShardSpec bf16{.micro_batch = 2, .sequence = 128, .tensor = 2, .sequence_parallel = false, .bytes_per_element = 2};
+  bf16.flash_attention = true;
+  ShardSpec fp8 = bf16;
+  fp8.fp8_linear_inputs = true;
+  const Layer a = transformer_layer(m, bf16), b = transformer_layer(m, fp8);
+  const double bsh = 2.0 * 128 * 256;
+  EXPECT_DOUBLE_EQ(a.activation_bytes() - b.activation_bytes(), bsh * (1 + 0.5 + 1 + 2));
+  ASSERT_EQ(a.ops.size(), b.ops.size());
+  for (std::size_t i = 0; i < a.ops.size(); ++i) {
+    if (a.ops[i].fp8_linear) continue;
+    EXPECT_DOUBLE_EQ(a.ops[i].activation_bytes, b.ops[i].activation_bytes) << a.ops[i].name;
+  }
+  // The halves of the linear layers' own shares.
+  EXPECT_DOUBLE_EQ(find_op(b, "fc1").activation_bytes, bsh);
+  EXPECT_DOUBLE_EQ(find_op(b, "fc2").activation_bytes, bsh * 4 / 2);
+  EXPECT_DOUBLE_EQ(find_op(b, "proj").activation_bytes, bsh / 2);
+  EXPECT_DOUBLE_EQ(find_op(b, "qkv").activation_bytes, bsh + 2 * bsh * 3 / 2);  // + Q, K, V in 16 bits
+}
+
+}  // namespace
+}  // namespace trainsim::models

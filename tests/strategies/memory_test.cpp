@@ -246,3 +246,30 @@ TEST(Memory, Gpt22bOnEightA100FitsInBothFidelities) {
 
 }  // namespace
 }  // namespace trainsim::strategies
+
+namespace trainsim::strategies {
+namespace {
+
+// FP8 as Transformer Engine runs it, in memory: each FP8 linear layer keeps an FP8 copy of
+// its weight and that copy's transpose (1 byte each; the bias stays 16-bit), and saves its
+// input in FP8. GPT-1.7B (24 layers, h = 2304, t = 1): the linear weights of a layer are
+// QKV h·3h + proj h·h + fc1 h·4h + fc2 4h·h = 12h², so FP8 adds 2 · 24 · 12 · 2304² bytes
+// of weights; a layer's saved linear inputs (s = 2048, b = 1) are s·b·(h + h + h + 4h) =
+// 7·s·b·h elements, one byte less each.
+TEST(Memory, Fp8KeepsFp8WeightCopiesAndSavesLinearInputsInOneByte) {
+  auto spec = testing::gpt_spec(1, 1, 1, 1);
+  spec.flash_attention = true;
+  const Program bf16 = build_program(spec);
+  spec.dtype = hardware::Dtype::FP8;
+  const Program fp8 = build_program(spec);
+  const double h = 2304, s = 2048;
+  const auto weights = [](const Program& p) { return p.roles[0].static_bytes[static_cast<int>(MemClass::WEIGHTS)]; };
+  EXPECT_DOUBLE_EQ(weights(fp8) - weights(bf16), 2 * 24 * 12 * h * h);
+  EXPECT_EQ(fp8.roles[0].params, bf16.roles[0].params);
+  const models::Layer layer_bf16 = models::transformer_layer(bf16.spec.model, layer_shard(bf16));
+  const models::Layer layer_fp8 = models::transformer_layer(fp8.spec.model, layer_shard(fp8));
+  EXPECT_DOUBLE_EQ(layer_bf16.activation_bytes() - layer_fp8.activation_bytes(), 7 * s * h);
+}
+
+}  // namespace
+}  // namespace trainsim::strategies

@@ -168,7 +168,8 @@ TEST(Schedule, WholeRunsUnlessAnItemIsNamed) {
     EXPECT_EQ(count(role, Direction::BACKWARD, true), 4);
     EXPECT_EQ(role.item_steps() - role.tail.size(),
               4 * (role.chunks[0].forward.size() + role.chunks[0].backward.size()) +
-                  4u);  // with 2 stages each sends in one direction: one send per micro-batch
+                  8u);  // with 2 stages each sends in one direction and receives in the other:
+                        // one send and one receive per micro-batch
   }
   spec.zero_stage = 1;
   spec.overlap_grad_reduce = spec.overlap_param_gather = true;
