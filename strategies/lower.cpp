@@ -679,8 +679,10 @@ Lowered Lowering::run() {
   // Per device and step: the task that takes the step's dependencies (its first) and the one
   // waited for at its end (its last); they differ only for a whole run lowered item by item.
   std::vector<std::vector<std::uint32_t>> first_task(num_devices), last_task(num_devices);
-  // Per sender's slot: the instance its send and the peer's receive both join.
+  // Per sender's slot: the instance its send and the peer's receive both join, and (fast
+  // fidelity) the send's task, which the receive's step stands for.
   std::vector<std::uint32_t> p2p_comm(num_devices * m * v * 2, sim::NONE);
+  std::vector<std::uint32_t> send_task(fidelity_ == Fidelity::FAST ? num_devices * m * v * 2 : 0, sim::NONE);
   auto send_slot = [&](std::uint32_t device, std::int32_t mb, std::int32_t chunk, Direction dir) {
     return ((static_cast<std::size_t>(device) * m + static_cast<std::size_t>(mb)) * v +
             static_cast<std::size_t>(chunk)) * 2 + static_cast<std::size_t>(dir);
@@ -692,7 +694,8 @@ Lowered Lowering::run() {
     if (p2p_comm[slot] != sim::NONE) return p2p_comm[slot];
     sim::CommInstance inst;
     inst.bytes = bytes;
-    inst.participants = 2;
+    // Fast fidelity lowers the receive as edges into the send (below): one participant.
+    inst.participants = fidelity_ == Fidelity::FULL ? 2 : 1;
     p2p_bytes_[bytes] = true;
     if (fidelity_ == Fidelity::FULL) {
       auto [pos, fresh] = p2p_cache.try_emplace({from, to}, 0);
@@ -835,6 +838,7 @@ Lowered Lowering::run() {
                                 send_slot(device_of_rank[peer], step.micro_batch, step.peer_chunk, step.direction));
         const std::uint32_t task = b.add_comm_task(ts, comm);
         if (options_.describe_ops) describe_task(task, role, step, index, op_group({rank, peer}));
+        if (send && fidelity_ == Fidelity::FAST) send_task[send_slot(dev, step.micro_batch, step.chunk, step.direction)] = task;
         return task;
       }
       // A collective over a group: every simulated member joins the same instance.
@@ -870,6 +874,7 @@ Lowered Lowering::run() {
     std::vector<std::uint32_t> run_tasks;
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
       const Step& step = role.steps[i];
+      if (fidelity_ == Fidelity::FAST && step.kind == Step::Kind::RECV) continue;  // the peer's send stands for it
       if (step.whole_run) {
         const auto items = role.items(step);
         if (fidelity_ == Fidelity::FAST &&
@@ -907,6 +912,26 @@ Lowered Lowering::run() {
         }
       }
       first[i] = last[i] = add_item(step, role.item(step), step.index);
+    }
+  }
+
+  // Fast fidelity: a receive is the peer's send task. The send starts once the receiver has
+  // posted the receive (the receive step's own dependencies become the send's, below) and
+  // the sender is ready: the same rendezvous as two participants, without a task for the
+  // receiver. The receives of a stream come from one peer in the order it sends them, so the
+  // sender's stream keeps the receiver's stream order too.
+  if (fidelity_ == Fidelity::FAST) {
+    for (std::uint32_t dev = 0; dev < num_devices; ++dev) {
+      const std::uint32_t rank = out.device_rank[dev];
+      const Role& role = program_.roles[static_cast<std::size_t>(pl_.coords(rank).stage)];
+      for (std::size_t i = 0; i < role.steps.size(); ++i) {
+        const Step& step = role.steps[i];
+        if (step.kind != Step::Kind::RECV) continue;
+        const std::uint32_t peer = device_of_rank[pl_.with(rank, ParallelDim::PIPELINE, step.peer_stage)];
+        const std::uint32_t task = send_task[send_slot(peer, step.micro_batch, step.peer_chunk, step.direction)];
+        if (task == sim::NONE) throw std::logic_error("lower: a receive whose send was never issued");
+        first_task[dev][i] = last_task[dev][i] = task;
+      }
     }
   }
 

@@ -130,25 +130,26 @@ class Resolver {
 // the one that happens last matters: the latest step, its end over its start.
 void keep_latest_per_stream(const Role& role, const std::vector<Step>& steps, std::vector<StepDep>& deps) {
   if (deps.size() < 2) return;
-  auto stream_of = [&](std::uint32_t s) -> int {
-    const Step& st = steps[s];
-    return st.kind == Step::Kind::RECV ? -1 : role.item(st).stream;
-  };
   auto rank = [](const StepDep& d) { return 2 * std::uint64_t{d.step} + (d.on == Dep::On::END ? 1 : 0); };
-  std::sort(deps.begin(), deps.end(), [&](const StepDep& a, const StepDep& b) {
-    const int sa = stream_of(a.step), sb = stream_of(b.step);
-    if (sa != sb) return sa < sb;
-    return rank(a) > rank(b);
-  });
-  std::vector<StepDep> kept;
-  for (std::size_t i = 0; i < deps.size(); ++i) {
-    const int s = stream_of(deps[i].step);
-    if (s >= 0 && i > 0 && stream_of(deps[i - 1].step) == s) continue;
-    if (s < 0 && i > 0 && deps[i - 1] == deps[i]) continue;
-    kept.push_back(deps[i]);
+  // (stream, dependency), the stream looked up once per dependency: this runs for every step.
+  thread_local std::vector<std::pair<int, StepDep>> keyed;
+  keyed.clear();
+  for (const StepDep& d : deps) {
+    const Step& st = steps[d.step];
+    keyed.emplace_back(st.kind == Step::Kind::RECV ? -1 : role.item(st).stream, d);
   }
-  std::sort(kept.begin(), kept.end(), [&](const StepDep& a, const StepDep& b) { return rank(a) < rank(b); });
-  deps = std::move(kept);
+  std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return rank(a.second) > rank(b.second);
+  });
+  deps.clear();
+  for (std::size_t i = 0; i < keyed.size(); ++i) {
+    const int s = keyed[i].first;
+    if (s >= 0 && i > 0 && keyed[i - 1].first == s) continue;
+    if (s < 0 && i > 0 && keyed[i - 1].second == keyed[i].second) continue;
+    deps.push_back(keyed[i].second);
+  }
+  std::sort(deps.begin(), deps.end(), [&](const StepDep& a, const StepDep& b) { return rank(a) < rank(b); });
 }
 
 }  // namespace
