@@ -818,7 +818,7 @@ Lowered Lowering::run() {
             // of a symmetric program copies at once, and GPUs on one PCIe switch share its
             // uplink: the copy carries its share as the topology's closed form counts it.
             double alone = std::numeric_limits<double>::infinity();
-            for (const std::uint32_t l : pat.route_links) alone = std::min(alone, cluster_.links()[l].bytes_per_s);
+            for (const std::uint32_t link : pat.route_links) alone = std::min(alone, cluster_.links()[link].bytes_per_s);
             per_unit = cluster_.host_copy_seconds(rank, to_host, 1.0) * alone;
           }
           pat.flows.push_back({0, static_cast<std::uint32_t>(pat.route_links.size()), per_unit});

@@ -126,8 +126,9 @@ TEST(Dependencies, Zero3GatherPrefetchedDLayersAhead) {
             << "gather of layer " << l << " issued when layer " << l - d << " starts";
       }
       const ItemPos gb = find_step(role, "zero3-gather", l, mb, Direction::BACKWARD);
-      if (l + d < 24)
+      if (l + d < 24) {
         EXPECT_TRUE(has_dep(role, role.steps[gb.step], find_step(role, "bwd", l + d, mb, Direction::BACKWARD), Dep::On::START));
+      }
     }
   // In the timeline: a gather of layer l ≥ d starts no earlier than layer l − d's forward.
   const Simulated full = simulate(p, Fidelity::FULL, 2);

@@ -167,7 +167,7 @@ INSTANTIATE_TEST_SUITE_P(
              "tensor(2),pipeline(4),data(8),zero(1),recompute(every-k,k=3),overlap-grad-reduce,overlap-param-gather,1f1b"},
         Case{"128 GPUs Llama-2 7B interleaved oversub 2", "h100-sxm", "llama2-7b", 8, 4, 4, 2, 16,
              "interleaved-1f1b", Recompute::NONE, true, true, true, true, true, 2, 4}),
-    [](const ::testing::TestParamInfo<Case>& info) { return "case" + std::to_string(info.index); });
+    [](const ::testing::TestParamInfo<Case>& param) { return "case" + std::to_string(param.index); });
 
 }  // namespace
 }  // namespace trainsim::strategies

@@ -83,8 +83,9 @@ TEST(Lower, OpDescriptorsDescribeEveryTask) {
       const auto& ranks = p.op_groups[op.group];
       EXPECT_NE(std::find(ranks.begin(), ranks.end(), full.device_rank[p.device[t]]), ranks.end());
       EXPECT_DOUBLE_EQ(op.bytes, p.comms[p.comm[t]].bytes);
-      if (op.kind == sim::OpDescriptor::Kind::COLLECTIVE && p.category[t] == static_cast<std::uint8_t>(Category::TP_COMM))
+      if (op.kind == sim::OpDescriptor::Kind::COLLECTIVE && p.category[t] == static_cast<std::uint8_t>(Category::TP_COMM)) {
         EXPECT_EQ(ranks.size(), 2u);
+      }
     }
   }
   for (sim::TaskId t = 0; t < fast.plan.size(); ++t)

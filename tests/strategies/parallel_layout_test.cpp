@@ -105,7 +105,9 @@ TEST(ParallelLayout, GroupsHaveTheDimensionsSizeAndPartitionTheRanks) {
           const RankCoords c = l.coords(g[i]), first = l.coords(g.front());
           EXPECT_EQ(c[d], static_cast<std::int64_t>(i));
           for (ParallelDim o2 : ALL)
-            if (o2 != d) EXPECT_EQ(c[o2], first[o2]);
+            if (o2 != d) {
+              EXPECT_EQ(c[o2], first[o2]);
+            }
           EXPECT_EQ(l.group_id(d, g[i]), id);
           EXPECT_EQ(l.group(d, g[i]), g);
         }

@@ -101,9 +101,10 @@ TEST(PipelineTransfer, SendAndReceiveAreOneRendezvous) {
         }
         EXPECT_EQ(receives, 1) << schedule << " " << to_string(fid);
       }
-      if (fid == Fidelity::FAST)
+      if (fid == Fidelity::FAST) {
         for (std::uint32_t t = 0; t < plan.size(); ++t)
           EXPECT_NE(plan.label_names[plan.label[t]].rfind("pp-recv", 0), 0u) << "a receive task in fast fidelity";
+      }
       // Per pipeline (one in fast fidelity, t·d = 4 in full): m forward and m backward sends.
       EXPECT_EQ(sends, 2 * 8 / 2 * (fid == Fidelity::FAST ? 1 : 4)) << schedule << " " << to_string(fid);
       EXPECT_NO_THROW((void)sim::simulate(plan, low.network));
