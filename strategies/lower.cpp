@@ -54,22 +54,18 @@ std::vector<std::vector<std::uint32_t>> symmetric_groups(const ParallelLayout& p
 struct FoldGroup {
   std::uint32_t first = 0, last = 0;
 };
-struct Folded {
-  sim::Time duration;
-  Parts parts{};
-  std::int64_t alloc_bytes = 0, free_bytes = 0;
-  float contention_share = 1.0f;
-  float link_slowdown = 0.0f;
-};
-
-// What simulating a folded group alone yields, before the stage's link interference scales
-// its tensor-parallel share.
+// What simulating a folded group alone yields (the same for every stage that runs it)…
 struct FoldOutcome {
   sim::Time duration;
   Parts parts{};
   std::int64_t alloc_bytes = 0, free_bytes = 0;
   float contention_share = 1.0f;
   double tp_share = 0;
+};
+// … and what the group's task needs of it in one stage, whose link interference scales its
+// tensor-parallel share.
+struct Folded : FoldOutcome {
+  float link_slowdown = 0.0f;
 };
 
 }  // namespace
@@ -496,11 +492,7 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
     o = simulate_fold_alone(items, durations, edges);
     memo.keep(std::move(key), o);
   }
-  f.duration = o.duration;
-  f.parts = o.parts;
-  f.alloc_bytes = o.alloc_bytes;
-  f.free_bytes = o.free_bytes;
-  f.contention_share = o.contention_share;
+  static_cast<FoldOutcome&>(f) = o;
   // The time the group spends on its tensor-parallel transfers stretches as they do when
   // data-parallel traffic shares their links.
   f.link_slowdown = static_cast<float>(o.tp_share * tp_interference(c.stage));
