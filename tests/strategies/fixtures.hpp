@@ -4,7 +4,11 @@
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "models/presets.hpp"
+#include "strategies/program.hpp"
+#include "strategies/registry.hpp"
 #include "strategies/spec.hpp"
+
+#include <gtest/gtest.h>
 
 namespace trainsim::strategies::testing {
 
@@ -29,5 +33,40 @@ inline hardware::Cluster a100_cluster(std::int64_t gpus) {
 }
 
 inline hardware::CostModel a100_cost() { return hardware::CostModel(*hardware::find_profile("a100-80gb")); }
+
+// A hand-made program scheduled by `schedule`: every chunk of every stage runs one forward
+// item ("f", 4·10¹²/v FLOPs, times `stage1_slowdown` on stage 1) and one backward item ("b",
+// input and weight gradients of 4·10¹²/v FLOPs each) per micro-batch, nothing else —
+// about 15 ms / v per item at A100 rates, far above kernel overheads.
+inline Program uniform_program(const char* schedule, int p, int m, int v, double stage1_slowdown = 1.0) {
+  auto spec = gpt_spec(1, p, 1, m);
+  spec.pipeline_schedule = schedule;
+  spec.layout.virtual_stages = v;
+  Program prog = build_program(spec);
+  for (auto& role : prog.roles) {
+    role.steps.clear();
+    role.segments.assign(2, Segment{});
+    models::Op f;
+    f.cls = models::ComputeClass::GEMM;
+    f.fwd_flops = 4e12 / v * (role.stage == 1 ? stage1_slowdown : 1.0);
+    f.bwd_input_flops = f.bwd_weight_flops = 4e12 / v;
+    role.segments[0].ops = {f};
+    role.segments[1].ops = {f};
+    for (Chunk& chunk : role.chunks) {
+      chunk.forward = {Item{}};
+      chunk.forward[0].segment = 0;
+      chunk.forward[0].label = "f";
+      chunk.backward = {Item{}};
+      chunk.backward[0].segment = 1;
+      chunk.backward[0].cost = Cost::BACKWARD;
+      chunk.backward[0].label = "b";
+    }
+    role.tail.clear();
+    role.prologue.clear();
+  }
+  prog.passes_run.clear();
+  EXPECT_EQ(find_pass(PassInvocation{schedule, {}})->run(prog, PassArgs{}), "");
+  return prog;
+}
 
 }  // namespace trainsim::strategies::testing

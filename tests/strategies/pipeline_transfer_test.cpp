@@ -15,36 +15,9 @@
 namespace trainsim::strategies {
 namespace {
 
-// A hand-made program (schedule_test's uniform one): every stage runs one forward item
-// and one backward item per micro-batch; stage 1's forward costs `slow` times stage 0's.
+// schedule_test's uniform program over two stages; stage 1's forward costs `slow` times stage 0's.
 Program two_stage_program(const char* schedule, int m, double slow) {
-  auto spec = testing::gpt_spec(1, 2, 1, m);
-  spec.pipeline_schedule = schedule;
-  Program prog = build_program(spec);
-  for (auto& role : prog.roles) {
-    role.steps.clear();
-    role.segments.assign(2, Segment{});
-    models::Op f;
-    f.cls = models::ComputeClass::GEMM;
-    f.fwd_flops = 4e12 * (role.stage == 1 ? slow : 1.0);
-    f.bwd_input_flops = f.bwd_weight_flops = 4e12;
-    role.segments[0].ops = {f};
-    role.segments[1].ops = {f};
-    for (Chunk& chunk : role.chunks) {
-      chunk.forward = {Item{}};
-      chunk.forward[0].segment = 0;
-      chunk.forward[0].label = "f";
-      chunk.backward = {Item{}};
-      chunk.backward[0].segment = 1;
-      chunk.backward[0].cost = Cost::BACKWARD;
-      chunk.backward[0].label = "b";
-    }
-    role.tail.clear();
-    role.prologue.clear();
-  }
-  prog.passes_run.clear();
-  EXPECT_EQ(find_pass(PassInvocation{schedule, {}})->run(prog, PassArgs{}), "");
-  return prog;
+  return testing::uniform_program(schedule, 2, m, 1, slow);
 }
 
 // The task of `device` labelled `label` for micro-batch `mb` (the only one).

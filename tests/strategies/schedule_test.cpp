@@ -38,32 +38,7 @@ TEST(Schedule1F1B, WarmupSteadyCooldownOrder) {
 // Then (formulas.md) 1F1B and GPipe take the ideal m·(Tf + Tb) plus a bubble of
 // (p − 1)·(Tf + Tb), and interleaving over v chunks shrinks the bubble to (p − 1)·(Tf + Tb)/v.
 std::int64_t uniform_makespan(const char* schedule, int p, int m, int v) {
-  auto spec = testing::gpt_spec(1, p, 1, m);
-  spec.pipeline_schedule = schedule;
-  spec.layout.virtual_stages = v;
-  Program prog = build_program(spec);
-  for (auto& role : prog.roles) {
-    role.steps.clear();
-    role.segments.assign(2, Segment{});
-    models::Op f;
-    f.cls = models::ComputeClass::GEMM;
-    f.fwd_flops = 4e12 / v;  // ~15 ms / v at A100 rates: far above kernel overheads
-    f.bwd_input_flops = 4e12 / v;
-    f.bwd_weight_flops = 4e12 / v;
-    role.segments[0].ops = {f};
-    role.segments[1].ops = {f};
-    for (Chunk& chunk : role.chunks) {
-      chunk.forward = {Item{}};
-      chunk.forward[0].segment = 0;
-      chunk.backward = {Item{}};
-      chunk.backward[0].segment = 1;
-      chunk.backward[0].cost = Cost::BACKWARD;
-    }
-    role.tail.clear();
-    role.prologue.clear();
-  }
-  prog.passes_run.clear();
-  EXPECT_EQ(find_pass(PassInvocation{schedule, {}})->run(prog, PassArgs{}), "");
+  const Program prog = testing::uniform_program(schedule, p, m, v);
   auto cluster = testing::a100_cluster(p);
   auto cost = testing::a100_cost();
   Lowered low = lower(prog, cluster, cost, Fidelity::FAST);
