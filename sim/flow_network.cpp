@@ -50,7 +50,13 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity_bytes_per_s, Aggregation a
                                   " bytes/s; every link needs a positive, finite capacity");
     }
   }
+}
+
+// A plan without flows (fast fidelity's) never pays for the per-link state of a large
+// cluster: it is made when the first route reaches the network.
+void FlowNetwork::allocate_links() {
   const std::size_t n = capacity_.size();
+  if (uses_of_link_.size() == n) return;
   uses_of_link_.resize(n);
   link_dirty_.assign(n, 0);
   link_visit_.assign(n, 0);
@@ -71,6 +77,7 @@ void FlowNetwork::check_now(Time now, const char* what) const {
 }
 
 RouteSetId FlowNetwork::add_route_set(std::span<const std::vector<std::uint32_t>> routes) {
+  allocate_links();
   RouteSet rs;
   rs.begin.reserve(routes.size() + 1);
   for (std::size_t i = 0; i < routes.size(); ++i) {
@@ -182,6 +189,7 @@ void FlowNetwork::free_var(std::uint32_t v) {
 // any link; otherwise it joins its links and its component is solved at the next solve().
 FlowId FlowNetwork::add_flow(Time now, std::span<const std::uint32_t> route, double bytes, std::uint32_t tag) {
   check_now(now, "add_flow");
+  allocate_links();
   if (!(bytes >= 0.0) || !std::isfinite(bytes)) {
     throw std::invalid_argument("FlowNetwork::add_flow: bytes must be finite and >= 0, got " + std::to_string(bytes));
   }

@@ -145,6 +145,7 @@ class FlowNetwork {
   void mark_dirty(std::uint32_t link);
   void next_epoch();
   void compute_alone_rate(RouteSet& rs);
+  void allocate_links();
 
   bool heap_before(std::uint32_t a, std::uint32_t b) const;
   void heap_insert(std::uint32_t v);

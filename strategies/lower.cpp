@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -155,12 +156,51 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
 
 namespace {
 
+// What a lowering computes from the cluster and the parallel layout alone — the groups of
+// each dimension, NCCL's view of them, their symmetric closed forms — is the same for every
+// variant of a sweep or search with that layout, so it is kept per thread across lowerings.
+struct LayoutMemo {
+  // (dim, stage, op, algorithm, protocol)
+  std::map<std::tuple<int, std::int64_t, int, int, int>, hardware::ClosedForm> closed_form;
+  std::map<std::tuple<int, std::int64_t, int, double>, hardware::AlgorithmChoice> choice;  // (dim, stage, op, bytes)
+  std::map<std::tuple<int, std::int64_t, int>, hardware::TuningInputs> tuning;               // (dim, stage, op)
+  std::map<std::pair<std::int64_t, std::int64_t>, hardware::ClosedForm> send;               // (stage, peer)
+  std::map<std::int64_t, double> interference;                                              // stage
+  std::map<std::pair<int, std::int64_t>, std::vector<std::vector<std::uint32_t>>> groups;  // (dim, stage)
+  std::vector<std::vector<std::uint32_t>> pipeline_groups;  // empty until first asked for
+};
+
+// The value kept under `key`, computed and kept when absent; a computation that throws
+// keeps nothing (the memo outlives the lowering).
+template <class Map, class Key, class Compute>
+const typename Map::mapped_type& memoized(Map& map, const Key& key, Compute&& compute) {
+  if (const auto pos = map.find(key); pos != map.end()) return pos->second;
+  auto value = compute();
+  return map.emplace(key, std::move(value)).first->second;
+}
+
+LayoutMemo& layout_memo(const hardware::Cluster& cluster, const Layout& l) {
+  using Key = std::tuple<std::uint64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::string>;
+  // Bounded: a sweep over more layouts than this starts again (a miss only costs time). Only
+  // a new lowering clears it, never while one on this thread holds an entry.
+  constexpr std::size_t MAX_LAYOUTS = 256;
+  thread_local std::map<Key, std::unique_ptr<LayoutMemo>> memos;
+  Key key{cluster.id(), l.tensor, l.pipeline, l.data, l.context, l.expert, l.rank_order};
+  auto found = memos.find(key);
+  if (found == memos.end()) {
+    if (memos.size() >= MAX_LAYOUTS) memos.clear();
+    found = memos.emplace(std::move(key), std::make_unique<LayoutMemo>()).first;
+  }
+  return *found->second;
+}
+
 class Lowering {
  public:
   Lowering(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
            Fidelity fidelity, const LowerOptions& options)
       : program_(program), cluster_(cluster), cost_(cost), fidelity_(fidelity), options_(options),
-        l_(program.spec.layout), pl_(parallel_layout(program.spec.layout)), stages_(static_cast<std::int64_t>(program.roles.size())) {}
+        l_(program.spec.layout), pl_(parallel_layout(program.spec.layout)), stages_(static_cast<std::int64_t>(program.roles.size())),
+        memo_(layout_memo(cluster, program.spec.layout)) {}
 
   Lowered run();
 
@@ -202,15 +242,10 @@ class Lowering {
   double contention_ = 0;
 
   std::map<std::tuple<std::size_t, std::uint32_t, int>, sim::Time> compute_cache_;  // (stage, segment, cost)
-  // (dim, stage, op, algorithm, protocol)
-  std::map<std::tuple<int, std::int64_t, int, int, int>, hardware::ClosedForm> closed_form_cache_;
+  // The collectives this lowering uses, as NCCL's model picks them (Lowered::collectives).
   std::map<std::tuple<int, std::int64_t, int, double>, hardware::AlgorithmChoice> choice_cache_;  // (dim, stage, op, bytes)
-  std::map<std::tuple<int, std::int64_t, int>, hardware::TuningInputs> tuning_cache_;              // (dim, stage, op)
   std::map<double, bool> p2p_bytes_;  // sizes of the pipeline's point-to-point sends
-  std::map<std::pair<std::int64_t, std::int64_t>, hardware::ClosedForm> send_cache_;      // (stage, peer)
-  std::map<std::int64_t, double> interference_cache_;                                       // stage
-  std::map<std::pair<int, std::int64_t>, std::vector<std::vector<std::uint32_t>>> groups_cache_;  // (dim, stage)
-  std::vector<std::vector<std::uint32_t>> pipeline_groups_;  // empty until first asked for
+  LayoutMemo& memo_;  // what depends on the cluster and the layout only
   std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
 };
 
@@ -247,62 +282,58 @@ sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
 // Every group of a dimension in a stage has the same shape, so the first stands for all.
 hardware::AlgorithmChoice Lowering::choice(const CollectiveNeed& need, std::int64_t stage) {
   const double whole = need.latency_scale > 0 ? need.bytes / need.latency_scale : need.bytes;
-  auto [pos, fresh] = choice_cache_.try_emplace({static_cast<int>(need.dim), stage, static_cast<int>(need.op), whole});
-  if (fresh) {
-    // What NCCL's model sees of the group does not depend on the size: found once per
-    // (dimension, stage, collective), then each size only picks.
-    auto [in, found] = tuning_cache_.try_emplace({static_cast<int>(need.dim), stage, static_cast<int>(need.op)});
-    if (found) in->second = hardware::tuning_inputs(cluster_, need.op, groups_of(need.dim, stage)[0], 0);
-    hardware::TuningInputs sized = in->second;
+  const std::tuple<int, std::int64_t, int, double> key{static_cast<int>(need.dim), stage, static_cast<int>(need.op), whole};
+  if (const auto pos = choice_cache_.find(key); pos != choice_cache_.end()) return pos->second;
+  // What NCCL's model sees of the group does not depend on the size: found once per
+  // (dimension, stage, collective), then each size only picks.
+  const hardware::AlgorithmChoice& ch = memoized(memo_.choice, key, [&] {
+    hardware::TuningInputs sized =
+        memoized(memo_.tuning, std::tuple<int, std::int64_t, int>{static_cast<int>(need.dim), stage, static_cast<int>(need.op)},
+                 [&] { return hardware::tuning_inputs(cluster_, need.op, groups_of(need.dim, stage)[0], 0); });
     sized.bytes = whole;
-    pos->second = hardware::nccl_choose(sized);
-  }
-  return pos->second;
+    return hardware::nccl_choose(sized);
+  });
+  return choice_cache_.emplace(key, ch).first->second;
 }
 
 hardware::ClosedForm Lowering::symmetric(const CollectiveNeed& need, const RankCoords& c) {
   const hardware::AlgorithmChoice ch = choice(need, c.stage);
-  auto [pos, fresh] = closed_form_cache_.try_emplace({static_cast<int>(need.dim), c.stage, static_cast<int>(need.op),
-                                                      static_cast<int>(ch.algorithm), static_cast<int>(ch.protocol)});
-  if (fresh) pos->second = hardware::symmetric_closed_form(cluster_, need.op, groups_of(need.dim, c.stage), ch);
-  return pos->second;
+  return memoized(memo_.closed_form,
+                  std::tuple<int, std::int64_t, int, int, int>{static_cast<int>(need.dim), c.stage, static_cast<int>(need.op),
+                                                              static_cast<int>(ch.algorithm), static_cast<int>(ch.protocol)},
+                  [&] { return hardware::symmetric_closed_form(cluster_, need.op, groups_of(need.dim, c.stage), ch); });
 }
 
 hardware::ClosedForm Lowering::symmetric_send(std::int64_t stage, std::int64_t peer) {
-  auto [pos, fresh] = send_cache_.try_emplace({stage, peer});
-  if (fresh) {
+  return memoized(memo_.send, std::pair<std::int64_t, std::int64_t>{stage, peer}, [&] {
     // Every pair of ranks across this stage boundary sends at once.
     std::vector<std::vector<std::uint32_t>> pairs;
     for (const auto& g : pipeline_groups())
       pairs.push_back({g[static_cast<std::size_t>(stage)], g[static_cast<std::size_t>(peer)]});
-    pos->second = hardware::symmetric_closed_form(cluster_, hardware::Collective::SEND_RECV, pairs);
-  }
-  return pos->second;
+    return hardware::symmetric_closed_form(cluster_, hardware::Collective::SEND_RECV, pairs);
+  });
 }
 
 // How much slower the stage's tensor-parallel collectives move data while its data-parallel
 // collectives share their links (both as their whole symmetric traffic).
 double Lowering::tp_interference(std::int64_t stage) {
-  auto [pos, fresh] = interference_cache_.try_emplace(stage, 0.0);
-  if (fresh && l_.tensor > 1 && l_.data > 1) {
+  return memoized(memo_.interference, stage, [&] {
+    if (l_.tensor <= 1 || l_.data <= 1) return 0.0;
     // Estimated with both as rings: which links they share, not the bytes, matters here.
     const hardware::AlgorithmChoice ring{hardware::Algorithm::RING, hardware::Protocol::SIMPLE, 1, 0.0};
-    pos->second = hardware::interference_slowdown(
-        cluster_, hardware::Collective::ALL_REDUCE, groups_of(Dim::TENSOR, stage), ring,
-        hardware::Collective::ALL_REDUCE, groups_of(Dim::DATA, stage), ring);
-  }
-  return pos->second;
+    return hardware::interference_slowdown(cluster_, hardware::Collective::ALL_REDUCE, groups_of(Dim::TENSOR, stage), ring,
+                                           hardware::Collective::ALL_REDUCE, groups_of(Dim::DATA, stage), ring);
+  });
 }
 
 const std::vector<std::vector<std::uint32_t>>& Lowering::groups_of(Dim dim, std::int64_t stage) {
-  auto [pos, fresh] = groups_cache_.try_emplace({static_cast<int>(dim), stage});
-  if (fresh) pos->second = symmetric_groups(pl_, dim, stage);
-  return pos->second;
+  return memoized(memo_.groups, std::pair<int, std::int64_t>{static_cast<int>(dim), stage},
+                  [&] { return symmetric_groups(pl_, dim, stage); });
 }
 
 const std::vector<std::vector<std::uint32_t>>& Lowering::pipeline_groups() {
-  if (pipeline_groups_.empty()) pipeline_groups_ = pl_.groups(ParallelDim::PIPELINE);
-  return pipeline_groups_;
+  if (memo_.pipeline_groups.empty()) memo_.pipeline_groups = pl_.groups(ParallelDim::PIPELINE);
+  return memo_.pipeline_groups;
 }
 
 sim::Time Lowering::closed_form(const CollectiveNeed& need, const RankCoords& c) {
@@ -591,7 +622,7 @@ sim::OpDescriptor Lowering::describe(const Role& role, const Item& it, std::uint
     case Item::Kind::COMPUTE: {
       d.kind = sim::OpDescriptor::Kind::COMPUTE;
       const Segment& seg = role.segments[it.segment];
-      d.name = seg.name;
+      d.name = segment_name(program_, role, it);
       d.flops = item_flops(role, it);
       for (const auto& op : seg.ops) d.bytes += (it.cost == Cost::FORWARD ? op.fwd_bytes : op.bwd_bytes) * it.fraction;
       break;
@@ -782,7 +813,7 @@ Lowered Lowering::run() {
             d.bytes += x->collective.bytes;
           } else {
             d.flops += item_flops(role, *x);
-            if (d.name.empty()) d.name = role.segments[x->segment].name + "…";
+            if (d.name.empty()) d.name = segment_name(program_, role, *x) + "…";
           }
         }
         b.describe(task, b.add_op(std::move(d)));
@@ -950,7 +981,9 @@ Lowered Lowering::run() {
   // bandwidth the communication kernels take (the profile's contention factor).
   out.plan.contention_slowdown = contention_;
   out.plan.contended_stream = COMPUTE_STREAM;
-  out.network = cluster_.network();
+  // Only flows read the links (a fast plan's closed forms have none): a plan without
+  // patterns does not copy a large cluster's link table.
+  if (!out.plan.patterns.empty()) out.network = cluster_.network();
   // Every stage's groups of a dimension have one shape, so one entry per (dim, op, bytes).
   std::map<std::tuple<int, int, double>, hardware::AlgorithmChoice> kinds;
   for (const auto& [key, ch] : choice_cache_)

@@ -24,7 +24,7 @@ const char* to_string(Fidelity f);
 
 struct Lowered {
   sim::Plan plan;
-  sim::NetworkSpec network;
+  sim::NetworkSpec network;  // the cluster's links when the plan has flows (patterns); else empty
   Fidelity fidelity = Fidelity::FULL;
   std::vector<std::uint32_t> device_rank;   // plan device → global rank (the layout's rank order)
   std::vector<std::int32_t> device_stage;   // plan device → pipeline stage

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <compare>
+#include <map>
 #include <numeric>
 #include <vector>
 
@@ -182,44 +184,74 @@ Item collective_item(Dim dim, hardware::Collective op, double bytes, std::int32_
   return it;
 }
 
+// Where a segment of a template sits among identical ones: the same ordinal of the same
+// kind of layer group in the same direction holds the same ops.
+struct SegmentKey {
+  int group_kind;  // 0 embedding, 1 transformer layer, 2 head
+  Direction dir;
+  std::uint32_t ordinal;  // among the group's segments in this direction
+  auto operator<=>(const SegmentKey&) const = default;
+};
+struct SharedSegment {
+  std::uint32_t index;     // into Role::segments
+  std::int64_t activation; // activation_bytes of it
+};
+using SegmentIndex = std::map<SegmentKey, SharedSegment>;
+
 // Cuts the op sequence into compute segments at tensor-parallel boundaries and layer
-// changes, inserting the collectives Megatron's f/g operators need in this direction.
+// changes, inserting the collectives Megatron's f/g operators need in this direction. A
+// segment that an identical layer already has is referenced, not built again.
 void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, Direction dir, std::int64_t tensor,
-                    bool sequence_parallel, std::int64_t num_layers) {
+                    bool sequence_parallel, std::int64_t num_layers, SegmentIndex& shared) {
   auto& out = dir == Direction::FORWARD ? chunk.forward : chunk.backward;
   // Ops per group (embedding −1 … head num_layers): a segment holds at most its group's, so
   // each segment's op list is allocated once.
   std::vector<std::size_t> group_ops(static_cast<std::size_t>(num_layers) + 2, 0);
   for (const auto& t : ops) ++group_ops[static_cast<std::size_t>(t.group + 1)];
+  auto kind_of = [&](std::int32_t group) { return group < 0 ? 0 : group == num_layers ? 2 : 1; };
   Segment current;
+  std::size_t current_ops = 0;  // ops of the segment being cut (not copied when it is shared)
+  const SharedSegment* known = nullptr;
   std::int32_t current_group = 0;
+  std::uint32_t ordinal = 0;
   auto flush = [&]() {
-    if (current.ops.empty()) return;
-    const std::int64_t act = activation_bytes(current);
-    current.name = group_name(current_group, num_layers) + (dir == Direction::FORWARD ? ".fwd" : ".bwd") +
-                   std::to_string(out.size());
+    if (current_ops == 0) return;
+    SharedSegment seg;
+    if (known != nullptr) {
+      seg = *known;
+    } else {
+      seg = {static_cast<std::uint32_t>(role.segments.size()), activation_bytes(current)};
+      current.name = std::string(dir == Direction::FORWARD ? "fwd" : "bwd") + std::to_string(ordinal);
+      current.of_layer = true;
+      role.segments.push_back(std::move(current));
+      shared.emplace(SegmentKey{kind_of(current_group), dir, ordinal}, seg);
+    }
     Item it;
     it.kind = Item::Kind::COMPUTE;
-    it.segment = static_cast<std::uint32_t>(role.segments.size());
+    it.segment = seg.index;
     it.cost = dir == Direction::FORWARD ? Cost::FORWARD : Cost::BACKWARD;
     it.layer = current_group;
     it.deps = {Dep::previous()};
     it.label = dir == Direction::FORWARD ? "fwd" : "bwd";
     if (dir == Direction::FORWARD)
-      it.alloc_bytes = act;
+      it.alloc_bytes = seg.activation;
     else
-      it.free_bytes = act;
-    role.segments.push_back(std::move(current));
+      it.free_bytes = seg.activation;
     current = Segment{};
+    current_ops = 0;
+    known = nullptr;
+    ++ordinal;
     out.push_back(std::move(it));
   };
   const bool tp = tensor > 1;
   const auto exit_fwd = sequence_parallel ? hardware::Collective::REDUCE_SCATTER : hardware::Collective::ALL_REDUCE;
   auto visit = [&](const TaggedOp& t) {
     const models::Op& op = *t.op;
-    if (!current.ops.empty() && t.group != current_group) flush();
+    if (t.group != current_group) {
+      flush();
+      ordinal = 0;
+    }
     current_group = t.group;
-    if (current.ops.empty()) current.ops.reserve(group_ops[static_cast<std::size_t>(t.group + 1)]);
     // Collectives that precede the op in this direction.
     const auto before = dir == Direction::FORWARD ? models::TpBoundary::ENTER : models::TpBoundary::EXIT;
     const auto after = dir == Direction::FORWARD ? models::TpBoundary::EXIT : models::TpBoundary::ENTER;
@@ -239,7 +271,13 @@ void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, 
       out.push_back(collective_item(Dim::TENSOR, hardware::Collective::ALL_GATHER, op.tp_comm_bytes, t.group));
       out.back().label = "tp-sp-weight-input-allgather";
     }
-    current.ops.push_back(op);
+    if (current_ops == 0) {
+      const auto found = shared.find(SegmentKey{kind_of(t.group), dir, ordinal});
+      known = found == shared.end() ? nullptr : &found->second;
+      if (known == nullptr) current.ops.reserve(group_ops[static_cast<std::size_t>(t.group + 1)]);
+    }
+    if (known == nullptr) current.ops.push_back(op);
+    ++current_ops;
     if (tp && op.tp_boundary == after) {
       flush();
       out.push_back(collective_item(Dim::TENSOR, exit_fwd, op.tp_comm_bytes, t.group));
@@ -253,6 +291,11 @@ void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, 
 }
 
 }  // namespace
+
+std::string segment_name(const Program& program, const Role& role, const Item& item) {
+  const Segment& seg = role.segments[item.segment];
+  return seg.of_layer ? group_name(item.layer, program.spec.model.layers) + "." + seg.name : seg.name;
+}
 
 bool Role::has_embedding() const {
   for (const auto& c : chunks)
@@ -303,6 +346,7 @@ void rebuild_role(Role& role, const Program& program) {
   role.steps.clear();
   role.params = 0;
   double fp8_params = 0;
+  SegmentIndex shared;
   for (auto& chunk : role.chunks) {
     std::vector<TaggedOp> ops;
     if (chunk.has_embedding)
@@ -318,8 +362,8 @@ void rebuild_role(Role& role, const Program& program) {
     }
     chunk.forward.clear();
     chunk.backward.clear();
-    build_template(role, chunk, ops, Direction::FORWARD, shard.tensor, shard.sequence_parallel, model.layers);
-    build_template(role, chunk, ops, Direction::BACKWARD, shard.tensor, shard.sequence_parallel, model.layers);
+    build_template(role, chunk, ops, Direction::FORWARD, shard.tensor, shard.sequence_parallel, model.layers, shared);
+    build_template(role, chunk, ops, Direction::BACKWARD, shard.tensor, shard.sequence_parallel, model.layers, shared);
   }
   // With a pipeline, Megatron keeps a copy of the tied word embedding on the last stage
   // (its gradient is all-reduced with the first stage's).

@@ -37,10 +37,13 @@ enum class Cost : std::uint8_t { FORWARD, BACKWARD, BACKWARD_INPUT, BACKWARD_WEI
 // is always there, first.
 inline constexpr std::uint8_t COMPUTE_STREAM = 0;
 
-// Consecutive ops of one layer that run without communication between them.
+// Consecutive ops of one layer that run without communication between them. The identical
+// layers of a role share their segments: the k-th segment of every transformer layer is one
+// Segment, which its items reference by index (each item says which layer it runs).
 struct Segment {
-  std::string name;     // "layer.attn", "embedding" …
+  std::string name;     // "optimizer"; for a layer's segment, what follows its layer's name: "fwd0"
   std::vector<models::Op> ops;
+  bool of_layer = false;  // `name` is prefixed by the item's layer group ("layer12.fwd0")
 };
 
 // The parallel dimension a collective runs over.
@@ -263,6 +266,10 @@ models::ShardSpec layer_shard(const Program& program);
 // layer assignment and the layout applied so far (tensor degree, sequence parallelism).
 // Layout passes call it after changing what a role holds.
 void rebuild_role(Role& role, const Program& program);
+
+// What a compute item's segment is called in traces: "layer12.fwd0", "embedding.bwd1",
+// "optimizer".
+std::string segment_name(const Program& program, const Role& role, const Item& item);
 
 // Activation bytes a segment's ops save for backward (only the selective-recompute ops'
 // share when selective_only).

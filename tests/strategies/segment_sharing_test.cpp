@@ -1,0 +1,112 @@
+// The identical layers of a role share their segments (program.hpp), and what a lowering
+// computes from the cluster and the layout alone is kept across lowerings (lower.cpp): both
+// are there for speed and must not change what any layer, item or plan is.
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "sim/simulate.hpp"
+#include "strategies/lower.hpp"
+#include "strategies/registry.hpp"
+#include "tests/strategies/fixtures.hpp"
+
+namespace trainsim::strategies {
+namespace {
+
+// The segment indices of one layer's items in a template, in order (−1 for a collective).
+std::vector<std::int64_t> segments_of_layer(const std::vector<Item>& items, std::int32_t layer) {
+  std::vector<std::int64_t> out;
+  for (const Item& it : items)
+    if (it.layer == layer) out.push_back(it.kind == Item::Kind::COMPUTE ? static_cast<std::int64_t>(it.segment) : -1);
+  return out;
+}
+
+TEST(SegmentSharing, EveryLayerReferencesTheFirstLayersSegments) {
+  for (const Recompute r : {Recompute::NONE, Recompute::SELECTIVE}) {
+    auto spec = testing::gpt_spec(2, 1, 1, 4);  // tensor 2: collectives cut each layer into segments
+    spec.recompute = r;
+    const Program program = build_program(spec);
+    const Role& role = program.roles.at(0);
+    const Chunk& chunk = role.chunks.at(0);
+    const auto layers = static_cast<std::int32_t>(spec.model.layers);
+    ASSERT_GT(layers, 2);
+    for (const auto* items : {&chunk.forward, &chunk.backward}) {
+      const auto first = segments_of_layer(*items, 0);
+      ASSERT_GE(first.size(), 3u);  // segments and tensor-parallel collectives
+      for (std::int32_t l = 1; l < layers; ++l) EXPECT_EQ(segments_of_layer(*items, l), first) << "layer " << l;
+    }
+    // Segments: the embedding's, one layer's, the head's and the optimizer's, each once —
+    // not one set per layer.
+    std::size_t layer_segments = 0;
+    for (const auto* items : {&chunk.forward, &chunk.backward})
+      for (const std::int64_t s : segments_of_layer(*items, 0)) layer_segments += s >= 0 ? 1 : 0;
+    EXPECT_LT(role.segments.size(), layer_segments + 12) << "recompute " << static_cast<int>(r);
+    // Each item still names its own layer.
+    for (const Item& it : chunk.forward)
+      if (it.kind == Item::Kind::COMPUTE && it.layer == 5) {
+        EXPECT_EQ(segment_name(program, role, it).rfind("layer5.fwd", 0), 0u) << segment_name(program, role, it);
+        break;
+      }
+    if (r == Recompute::SELECTIVE) {
+      std::size_t recompute_items = 0;
+      for (const Item& it : chunk.backward)
+        if (it.category == Category::RECOMPUTE) {
+          ++recompute_items;
+          EXPECT_NE(segment_name(program, role, it).find(".recompute"), std::string::npos);
+        }
+      EXPECT_EQ(recompute_items, static_cast<std::size_t>(layers));  // one attention core per layer
+    }
+  }
+}
+
+// Every task's duration and the plan's memory of lowering `spec`.
+struct PlanFigures {
+  std::vector<sim::Time> durations;
+  sim::Time makespan;
+  double peak = 0;
+  bool operator==(const PlanFigures&) const = default;
+};
+
+PlanFigures figures(const TrainingSpec& spec, const hardware::Cluster& cluster) {
+  const Program program = build_program(spec);
+  const Lowered low = lower(program, cluster, testing::a100_cost(), Fidelity::FAST);
+  const sim::Timeline tl = sim::simulate(low.plan, low.network);
+  PlanFigures f;
+  for (std::size_t t = 0; t < low.plan.size(); ++t) f.durations.push_back(tl.end[t] - tl.start[t]);
+  f.makespan = tl.makespan;
+  f.peak = static_cast<double>(tl.memory.at(0).peak_bytes);
+  return f;
+}
+
+// A thread's layout memo holds only what its own layout gives: a layout lowered after others
+// on one thread comes out as it does alone on a fresh thread.
+TEST(LayoutMemo, ALoweringAfterOtherLayoutsMatchesOneOnAFreshThread) {
+  const auto cluster = testing::a100_cluster(16);
+  const std::vector<TrainingSpec> specs = {testing::gpt_spec(2, 2, 4, 16), testing::gpt_spec(4, 2, 2, 16),
+                                           testing::gpt_spec(2, 4, 2, 16), testing::gpt_spec(1, 2, 8, 16)};
+  std::vector<PlanFigures> after_others;
+  for (const auto& s : specs) after_others.push_back(figures(s, cluster));
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    PlanFigures alone;
+    std::thread([&] { alone = figures(specs[i], cluster); }).join();
+    EXPECT_EQ(after_others[i], alone) << "layout " << i;
+  }
+  // And the layouts do differ, so a memo keyed too coarsely would show.
+  EXPECT_NE(after_others[0].makespan, after_others[1].makespan);
+  EXPECT_NE(after_others[0].makespan, after_others[2].makespan);
+}
+
+// A fast plan has no flows, so it carries no link table; a full one carries the cluster's.
+TEST(LayoutMemo, OnlyAPlanWithFlowsCarriesTheLinks) {
+  const auto cluster = testing::a100_cluster(8);
+  const Program program = build_program(testing::gpt_spec(2, 2, 2, 8));
+  const Lowered fast = lower(program, cluster, testing::a100_cost(), Fidelity::FAST);
+  const Lowered full = lower(program, cluster, testing::a100_cost(), Fidelity::FULL);
+  EXPECT_TRUE(fast.plan.patterns.empty());
+  EXPECT_TRUE(fast.network.capacity_bytes_per_s.empty());
+  EXPECT_EQ(full.network.capacity_bytes_per_s.size(), cluster.links().size());
+}
+
+}  // namespace
+}  // namespace trainsim::strategies
