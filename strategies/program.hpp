@@ -5,6 +5,7 @@
 // collectives between them), then, once a schedule pass has run, the ordered steps of
 // its streams for a whole iteration. `lower` expands roles to ranks and emits the Plan.
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <vector>
@@ -119,6 +120,48 @@ struct Dep {
   }
 };
 
+// What an item waits for: nearly always one dependency, kept in place (a template holds
+// thousands of items, each copied by the passes); further ones go to the heap.
+class DepList {
+ public:
+  DepList() = default;
+  DepList(std::initializer_list<Dep> deps) { assign(deps); }
+  DepList& operator=(std::initializer_list<Dep> deps) {
+    assign(deps);
+    return *this;
+  }
+  void push_back(Dep d) {
+    if (size_ == 0) {
+      one_ = std::move(d);
+      size_ = 1;
+      return;
+    }
+    if (many_.empty()) many_.push_back(std::move(one_));
+    many_.push_back(std::move(d));
+    size_ = static_cast<std::uint32_t>(many_.size());
+  }
+  void clear() {
+    many_.clear();
+    size_ = 0;
+  }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Contiguous: the one in place, or all of them on the heap.
+  const Dep* begin() const { return many_.empty() ? &one_ : many_.data(); }
+  const Dep* end() const { return begin() + size_; }
+  Dep* begin() { return many_.empty() ? &one_ : many_.data(); }
+  Dep* end() { return begin() + size_; }
+
+ private:
+  void assign(std::initializer_list<Dep> deps) {
+    clear();
+    for (const Dep& d : deps) push_back(d);
+  }
+  Dep one_;
+  std::vector<Dep> many_;  // empty, or every dependency when there are two or more
+  std::uint32_t size_ = 0;
+};
+
 // One element of a per-micro-batch template or of a once-per-iteration list.
 struct Item {
   enum class Kind : std::uint8_t { COMPUTE, COLLECTIVE, COPY };
@@ -138,7 +181,7 @@ struct Item {
   std::string label;               // what it is, for traces and dependencies: "fwd", "bwd" …
   // What it waits for besides its stream's previous step: by default the item before it
   // (in a template, the run's receive for the first item); passes rewire.
-  std::vector<Dep> deps = {Dep::previous()};
+  DepList deps = {Dep::previous()};
 };
 
 // A model chunk: the contiguous layers a stage runs for one virtual stage. Without
