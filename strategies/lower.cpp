@@ -241,10 +241,24 @@ class Lowering {
   std::int64_t stages_;
   double contention_ = 0;
 
-  std::map<std::tuple<std::size_t, std::uint32_t, int>, sim::Time> compute_cache_;  // (stage, segment, cost)
+  static constexpr std::size_t COSTS = 4;                    // the Cost values
+  std::vector<std::vector<sim::Time>> compute_cache_;         // [stage][segment · COSTS + cost]
   // The collectives this lowering uses, as NCCL's model picks them (Lowered::collectives).
   std::map<std::tuple<int, std::int64_t, int, double>, hardware::AlgorithmChoice> choice_cache_;  // (dim, stage, op, bytes)
   std::map<double, bool> p2p_bytes_;  // sizes of the pipeline's point-to-point sends
+  struct CollectiveKey {
+    int dim, op;
+    std::int64_t stage;
+    double bytes, latency_scale;
+    bool operator==(const CollectiveKey&) const = default;
+  };
+  struct CollectiveKeyHash {
+    std::size_t operator()(const CollectiveKey& k) const {
+      const std::size_t h = std::hash<double>{}(k.bytes) ^ (std::hash<double>{}(k.latency_scale) * 31);
+      return h ^ (static_cast<std::size_t>(k.stage) << 8 | static_cast<std::size_t>(k.dim) << 4 | static_cast<std::size_t>(k.op));
+    }
+  };
+  std::unordered_map<CollectiveKey, sim::Time, CollectiveKeyHash> collective_time_;
   LayoutMemo& memo_;  // what depends on the cluster and the layout only
   std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
 };
@@ -267,14 +281,18 @@ double Lowering::runtime_bytes(MemClass c) const {
 }
 
 sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
-  auto [pos, fresh] = compute_cache_.try_emplace(
-      {static_cast<std::size_t>(stage), it.segment, static_cast<int>(it.cost)}, sim::Time{});
-  if (fresh) {
+  // Per stage, per segment and cost; a negative time marks one not computed yet.
+  if (compute_cache_.empty()) compute_cache_.resize(static_cast<std::size_t>(stages_));
+  auto& of_stage = compute_cache_[static_cast<std::size_t>(stage)];
+  const std::size_t slot = std::size_t{it.segment} * COSTS + static_cast<std::size_t>(it.cost);
+  if (of_stage.size() <= slot) of_stage.resize(slot + COSTS, sim::Time{-1});
+  sim::Time& t = of_stage[slot];
+  if (t.ps < 0) {
     const Segment& seg = program_.roles[static_cast<std::size_t>(stage)].segments[it.segment];
-    pos->second = sim::Time::from_seconds(segment_seconds(seg, it.cost, program_.spec.dtype, cost_));
+    t = sim::Time::from_seconds(segment_seconds(seg, it.cost, program_.spec.dtype, cost_));
   }
-  if (it.fraction == 1.0) return pos->second;
-  return sim::Time::from_seconds(pos->second.seconds() * it.fraction);
+  if (it.fraction == 1.0) return t;
+  return sim::Time::from_seconds(t.seconds() * it.fraction);
 }
 
 // The algorithm and protocol NCCL's tuning model picks for the collective; a collective cut
@@ -337,7 +355,12 @@ const std::vector<std::vector<std::uint32_t>>& Lowering::pipeline_groups() {
 }
 
 sim::Time Lowering::closed_form(const CollectiveNeed& need, const RankCoords& c) {
-  return sim::Time::from_seconds(symmetric(need, c).seconds(need.bytes, need.latency_scale));
+  // A template repeats its collectives layer after layer: each distinct one is priced once.
+  const CollectiveKey key{static_cast<int>(need.dim), static_cast<int>(need.op), c.stage, need.bytes, need.latency_scale};
+  if (const auto pos = collective_time_.find(key); pos != collective_time_.end()) return pos->second;
+  const sim::Time t = sim::Time::from_seconds(symmetric(need, c).seconds(need.bytes, need.latency_scale));
+  collective_time_.emplace(key, t);
+  return t;
 }
 
 // Which steps fast fidelity folds together: consecutive steps of one template run that do
