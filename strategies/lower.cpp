@@ -679,12 +679,20 @@ Lowered Lowering::run() {
   Lowered out;
   out.fidelity = fidelity_;
   std::vector<std::uint32_t> device_of_rank(static_cast<std::size_t>(l.gpus()), sim::NONE);
-  for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(l.gpus()); ++r) {
-    const RankCoords c = pl_.coords(r);
-    if (fidelity_ == Fidelity::FULL || pl_.is_representative(r)) {
-      device_of_rank[r] = static_cast<std::uint32_t>(out.device_rank.size());
-      out.device_rank.push_back(r);
-      out.device_stage.push_back(static_cast<std::int32_t>(c.stage));
+  auto add_device = [&](std::uint32_t r, std::int64_t stage) {
+    device_of_rank[r] = static_cast<std::uint32_t>(out.device_rank.size());
+    out.device_rank.push_back(r);
+    out.device_stage.push_back(static_cast<std::int32_t>(stage));
+  };
+  if (fidelity_ == Fidelity::FULL) {
+    for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(l.gpus()); ++r) add_device(r, pl_.coords(r).stage);
+  } else {
+    // The representatives, found without visiting every rank: each stage's rank whose other
+    // coordinates are 0 (ParallelLayout::is_representative), in rank order as stages are.
+    for (std::int64_t stage = 0; stage < l.pipeline; ++stage) {
+      RankCoords c;
+      c.stage = stage;
+      add_device(pl_.rank(c), stage);
     }
   }
   const auto num_devices = static_cast<std::uint32_t>(out.device_rank.size());

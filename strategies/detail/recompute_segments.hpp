@@ -54,14 +54,16 @@ inline void recompute_in_segments(Program& program, std::int64_t k) {
         }
         backward.push_back(it);
       }
-      // The segment's first layer's last backward compute item also releases the input.
+      // The segment's first layer's last backward compute item also releases the input: the
+      // first such item met walking back, unless a compute item of its layer (a recompute)
+      // comes after it.
+      std::vector<bool> later_compute(static_cast<std::size_t>(num_layers), false);
       for (std::size_t i = backward.size(); i-- > 0;) {
         Item& it = backward[i];
-        if (it.kind != Item::Kind::COMPUTE || !starts_segment(it.layer) || it.category == Category::RECOMPUTE) continue;
-        bool last = true;
-        for (std::size_t j = i + 1; j < backward.size(); ++j)
-          if (backward[j].layer == it.layer && backward[j].kind == Item::Kind::COMPUTE) last = false;
-        if (last) it.free_bytes += checkpoint;
+        if (it.kind != Item::Kind::COMPUTE || !is_layer(it.layer)) continue;
+        const bool last = !later_compute[static_cast<std::size_t>(it.layer)];
+        later_compute[static_cast<std::size_t>(it.layer)] = true;
+        if (last && starts_segment(it.layer) && it.category != Category::RECOMPUTE) it.free_bytes += checkpoint;
       }
       chunk.backward = std::move(backward);
     }

@@ -33,6 +33,27 @@ TEST(Lower, FastFidelityKeepsOneRankPerStage) {
   EXPECT_EQ(low.device_rank, (std::vector<std::uint32_t>{0, 4}));
 }
 
+// Whatever the rank order, fast fidelity's devices are exactly the layout's representatives
+// (found without visiting every rank), in rank order.
+TEST(Lower, FastFidelitySimulatesTheRepresentativesInRankOrder) {
+  for (const char* order : {"tp-cp-ep-dp-pp", "pp-tp-cp-ep-dp", "dp-pp-tp-cp-ep"}) {
+    auto spec = testing::gpt_spec(2, 2, 2, 8);
+    spec.layout.rank_order = order;
+    const Program prog = build_program(spec);
+    const Lowered low = lower(prog, testing::a100_cluster(8), testing::a100_cost(), Fidelity::FAST);
+    const ParallelLayout pl = parallel_layout(spec.layout);
+    std::vector<std::uint32_t> expected;
+    std::vector<std::int32_t> stages;
+    for (std::uint32_t r = 0; r < 8; ++r)
+      if (pl.is_representative(r)) {
+        expected.push_back(r);
+        stages.push_back(static_cast<std::int32_t>(pl.coords(r).stage));
+      }
+    EXPECT_EQ(low.device_rank, expected) << order;
+    EXPECT_EQ(low.device_stage, stages) << order;
+  }
+}
+
 TEST(Lower, FastAndFullAgreeOnASymmetricLayout) {
   auto spec = testing::gpt_spec(2, 2, 2, 8);
   Program prog = build_program(spec);
