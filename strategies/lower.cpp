@@ -726,6 +726,7 @@ Lowered Lowering::run() {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> p2p_cache;   // (src, dst)
   std::map<std::pair<std::uint32_t, bool>, std::uint32_t> copy_cache;           // (rank, to host)
   std::unordered_map<std::uint64_t, std::uint32_t> instances[3];                 // per dim: (group, seq)
+  std::map<std::pair<int, std::uint64_t>, std::uint32_t> participants;          // (dim, group) → simulated members
   auto instance_key = [](std::uint64_t group, std::uint64_t seq) { return (group << 32) | seq; };
 
   const auto m = static_cast<std::size_t>(program_.micro_batches);
@@ -900,12 +901,17 @@ Lowered Lowering::run() {
       const std::uint64_t gid = pl_.group_id(parallel_dim(it.collective.dim), rank);
       auto [pos, fresh] = instances[dim].try_emplace(instance_key(gid, seq[dim]++), 0);
       if (fresh) {
-        const auto ranks = group_ranks(pl_, it.collective.dim, rank);
         sim::CommInstance inst;
         inst.bytes = it.collective.bytes;
         inst.latency_scale = it.collective.latency_scale;
-        for (auto r : ranks) inst.participants += device_of_rank[r] != sim::NONE ? 1 : 0;
+        // The simulated members of the group, counted once per group (a stage's buckets
+        // each make an instance of the same group).
+        auto [members, first] = participants.try_emplace({dim, gid}, 0);
+        if (first)
+          for (auto r : group_ranks(pl_, it.collective.dim, rank)) members->second += device_of_rank[r] != sim::NONE ? 1 : 0;
+        inst.participants = members->second;
         if (fidelity_ == Fidelity::FULL) {
+          const auto ranks = group_ranks(pl_, it.collective.dim, rank);
           const hardware::AlgorithmChoice ch = choice(it.collective, c.stage);
           auto [pp, pfresh] = pattern_cache.try_emplace(
               {dim, gid, static_cast<int>(it.collective.op), static_cast<int>(ch.algorithm), static_cast<int>(ch.protocol)},

@@ -125,6 +125,7 @@ struct Dep {
 class DepList {
  public:
   DepList() = default;
+  DepList(Dep d) : one_(std::move(d)), size_(1) {}  // NOLINT: one dependency converts
   DepList(std::initializer_list<Dep> deps) { assign(deps); }
   DepList& operator=(std::initializer_list<Dep> deps) {
     assign(deps);
@@ -181,7 +182,7 @@ struct Item {
   std::string label;               // what it is, for traces and dependencies: "fwd", "bwd" …
   // What it waits for besides its stream's previous step: by default the item before it
   // (in a template, the run's receive for the first item); passes rewire.
-  DepList deps = {Dep::previous()};
+  DepList deps = Dep::previous();
 };
 
 // A model chunk: the contiguous layers a stage runs for one virtual stage. Without
