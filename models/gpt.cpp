@@ -61,6 +61,7 @@ Shape make_shape(const ModelConfig& model, const ShardSpec& shard) {
   require(shard.sequence > 0, field("sequence", shard.sequence) + " must be positive");
   require(shard.tensor > 0, field("tensor", shard.tensor) + " must be positive");
   require(shard.bytes_per_element > 0, field("bytes_per_element", shard.bytes_per_element) + " must be positive");
+  require(shard.main_grad_bytes > 0, field("main_grad_bytes", shard.main_grad_bytes) + " must be positive");
   const std::int64_t t = shard.tensor;
   rule(tensor_divides_heads(t, model.heads), "");
   rule(tensor_divides_kv_heads(t, kv), "");
@@ -137,6 +138,10 @@ using detail::Shape;
 constexpr double MASK_BYTES = 1;      // dropout masks are bytes (Korthikanti)
 constexpr double TOKEN_ID_BYTES = 8;  // int64 token ids
 constexpr double FP32_BYTES = 4;      // cross-entropy keeps its softmax in fp32
+// PyTorch's CUDA embedding backward takes a direct path (one kernel over the ids) for at
+// most this many ids and a sort-and-segment path above it (aten/src/ATen/native/cuda/
+// Embedding.cu, embedding_dense_backward_cuda: `num_indices <= 3072`).
+constexpr std::int64_t EMBEDDING_DIRECT_BACKWARD_MAX_IDS = 3072;
 
 // A fused norm (apex FusedLayerNorm / FusedRMSNorm, which Megatron-LM uses) over `elems`
 // elements of a [*, h] tensor; saves its input and its per-row fp32 statistics for backward.
@@ -357,11 +362,38 @@ Layer embedding_layer(const ModelConfig& model, const ShardSpec& shard) {
     // zeroes the rest; the partial sums are reduced over the tensor group (EXIT).
     // Backward scatter-adds dY into the table rows, so the token ids are kept
     // (Korthikanti's first-stage extra 8·s·b). Megatron's VocabParallelEmbedding runs 3
-    // kernels forward (mask and shift the ids, the lookup, zero the rows of other shards)
-    // and 3 backward (the embedding backward's sort, its segment sums, the scatter-add).
-    Op op = make_elementwise("word_embedding", TOKEN_ID_BYTES * tokens + 2 * e * full,
-                             TOKEN_ID_BYTES * tokens + 2 * e * full, TOKEN_ID_BYTES * tokens,
-                             x.vocab_shard * x.h, 3, 3);
+    // kernels forward (mask and shift the ids, the lookup, zero the rows of other shards).
+    //
+    // Backward, per micro-batch, over the T = V/t × h table shard and the n = b·s·h
+    // gradient dY (e-byte values, 8-byte ids, fp32 partial sums):
+    //  - with t > 1, the backward of `output_parallel[input_mask, :] = 0` (Megatron-LM
+    //    megatron/core/tensor_parallel/layers.py, VocabParallelEmbedding.forward): dY with
+    //    the other shards' rows zeroed, read and written: 2e·n, 1 kernel;
+    //  - PyTorch's embedding_dense_backward_cuda returns a dense gradient of the whole
+    //    table shard, zero-filled first (at::zeros): e·T, 1 kernel. At most 3072 ids: one
+    //    kernel reads the ids and dY and adds the rows (embedding_backward_feature_kernel):
+    //    8·ids + 2e·n, 1 kernel. Above (EmbeddingBackwardKernel.cu,
+    //    embedding_backward_cuda_kernel): the positions (arange, write 8·ids) and a radix
+    //    sort of (id, position) pairs counted as one pass (read and write 16·ids); four
+    //    bookkeeping kernels over the sorted ids (unique_by_key, partials per segment, their
+    //    scan, partial-segment offsets; their id-sized arrays left out); compute_grad_weight
+    //    reads the positions and dY and writes fp32 partial sums (8·ids + e·n + 4·n, at most
+    //    one partial sum per id: distinct ids, an upper bound); sum_and_scatter reads them
+    //    and writes the rows (4·n + e·n): 48·ids + (2e + 8)·n in 8 kernels;
+    //  - Megatron's backward hook adds that gradient into the parameter's main_grad buffer
+    //    (megatron/core/distributed/distributed_data_parallel.py, _make_backward_post_hook:
+    //    param.main_grad.add_(param.grad)): read g, read e, write g bytes per table
+    //    element, g the buffer's element size (fp32 with BF16): (2g + e)·T, 1 kernel.
+    const double table = static_cast<double>(x.vocab_shard) * static_cast<double>(x.h);
+    const double g = static_cast<double>(shard.main_grad_bytes);
+    const bool direct = x.b * x.s <= EMBEDDING_DIRECT_BACKWARD_MAX_IDS;
+    const double mask = x.t > 1 ? 2 * e * full : 0;
+    const double rows = direct ? TOKEN_ID_BYTES * tokens + 2 * e * full
+                               : 6 * TOKEN_ID_BYTES * tokens + (2 * e + 2 * FP32_BYTES) * full;
+    const double bwd = mask + e * table + rows + (2 * g + e) * table;
+    const int bwd_kernels = (x.t > 1 ? 1 : 0) + 1 + (direct ? 1 : 8) + 1;
+    Op op = make_elementwise("word_embedding", TOKEN_ID_BYTES * tokens + 2 * e * full, bwd, TOKEN_ID_BYTES * tokens,
+                             x.vocab_shard * x.h, 3, bwd_kernels);
     layer.ops.push_back(with_boundary(std::move(op), TpBoundary::EXIT, x));
   }
   if (learned_positions) {

@@ -282,6 +282,38 @@ TEST(GptLayer, MemoryBoundKernelBytesAndLaunches) {
   }
 }
 
+// The word embedding's backward (per micro-batch): the masked rows' backward with t > 1,
+// PyTorch's dense gradient of the whole table shard (zero-fill, then the rows from dY), and
+// Megatron's add of it into the fp32 (BF16) or 16-bit (FP16) main_grad buffer. small_gpt:
+// V = 1024, h = 256, e = 2.
+TEST(GptLayer, WordEmbeddingBackwardWritesTheWholeTableShard) {
+  const ModelConfig m = small_gpt();
+  const double h = static_cast<double>(m.hidden);
+  // b 2, s 128, t 2: 256 ids (direct path, at most 3072). T = 512·256 = 131,072 table
+  // elements, n = 2·128·256 = 65,536. Mask 2·2·n = 262,144; zero-fill 2·T = 262,144; the
+  // rows 8·256 + 2·2·n = 264,192; main_grad (2·4 + 2)·T = 1,310,720. Sum 2,099,200 bytes,
+  // 1 + 1 + 1 + 1 = 4 kernels.
+  {
+    const Op& op = find_op(embedding_layer(m, shard(2, 128, 2)), "word_embedding");
+    EXPECT_EQ(512 * h, 131072.0);
+    EXPECT_EQ(op.bwd_bytes, 2099200.0);
+    EXPECT_EQ(op.bwd_kernels, 4);
+  }
+  // b 4, s 1024, t 1: 4096 ids (sort path), no mask. T = 1024·256 = 262,144, n = 1,048,576.
+  // Zero-fill 2·T = 524,288; sort path 48·4096 + (2·2 + 8)·n = 196,608 + 12,582,912;
+  // main_grad with FP16's 16-bit buffer (2·2 + 2)·T = 1,572,864. Sum 14,876,672 bytes,
+  // 0 + 1 + 8 + 1 = 10 kernels.
+  {
+    ShardSpec sh = shard(4, 1024, 1);
+    sh.main_grad_bytes = 2;
+    ModelConfig long_positions = m;
+    long_positions.max_positions = 1024;
+    const Op& op = find_op(embedding_layer(long_positions, sh), "word_embedding");
+    EXPECT_EQ(op.bwd_bytes, 14876672.0);
+    EXPECT_EQ(op.bwd_kernels, 10);
+  }
+}
+
 // A causal fused attention executes half the FLOPs of a non-causal one; the model FLOPs
 // (MFU's) stay the full count, and the curve is read at fwd + bwd FLOPs of one (sequence,
 // head), 3.5 · 4·s²·d, whatever the batch or the tensor split.
