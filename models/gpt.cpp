@@ -187,6 +187,36 @@ Op with_boundary(Op op, TpBoundary boundary, const Shape& x) {
   return op;
 }
 
+// PyTorch's dense embedding backward plus Megatron's accumulation into main_grad, for `ids`
+// looked-up ids whose gradient rows are the n = ids·h elements of dY, into a table of
+// `table` elements (e-byte values, 8-byte ids, fp32 partial sums, g-byte main_grad):
+//  - embedding_dense_backward_cuda (aten/src/ATen/native/cuda/Embedding.cu) returns a dense
+//    gradient of the whole table, zero-filled first (at::zeros): e·table, 1 kernel. At most
+//    3072 ids, one kernel reads the ids and dY and adds the rows
+//    (embedding_backward_feature_kernel): 8·ids + 2e·n, 1 kernel. Above
+//    (EmbeddingBackwardKernel.cu, embedding_backward_cuda_kernel): the positions (arange,
+//    write 8·ids) and a radix sort of (id, position) pairs counted as one pass (read and
+//    write 16·ids); four bookkeeping kernels over the sorted ids (unique_by_key, partials
+//    per segment, their scan, partial-segment offsets; their id-sized arrays left out);
+//    compute_grad_weight reads the positions and dY and writes fp32 partial sums
+//    (8·ids + e·n + 4·n, at most one partial sum per id: distinct ids, an upper bound);
+//    sum_and_scatter reads them and writes the rows (4·n + e·n): 48·ids + (2e + 8)·n in 8
+//    kernels;
+//  - Megatron's backward hook adds that gradient into the parameter's main_grad buffer
+//    (megatron/core/distributed/distributed_data_parallel.py, _make_backward_post_hook:
+//    param.main_grad.add_(param.grad)), every micro-batch: read g, read e, write g bytes
+//    per table element: (2g + e)·table, 1 kernel.
+struct EmbeddingBackward {
+  double bytes = 0;
+  int kernels = 0;
+};
+EmbeddingBackward embedding_backward(double ids, double n, double table, double e, double g) {
+  const bool direct = ids <= static_cast<double>(EMBEDDING_DIRECT_BACKWARD_MAX_IDS);
+  const double rows =
+      direct ? TOKEN_ID_BYTES * ids + 2 * e * n : 6 * TOKEN_ID_BYTES * ids + (2 * e + 2 * FP32_BYTES) * n;
+  return {e * table + rows + (2 * g + e) * table, 1 + (direct ? 1 : 8) + 1};
+}
+
 }  // namespace
 
 Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
@@ -364,43 +394,32 @@ Layer embedding_layer(const ModelConfig& model, const ShardSpec& shard) {
     // (Korthikanti's first-stage extra 8·s·b). Megatron's VocabParallelEmbedding runs 3
     // kernels forward (mask and shift the ids, the lookup, zero the rows of other shards).
     //
-    // Backward, per micro-batch, over the T = V/t × h table shard and the n = b·s·h
-    // gradient dY (e-byte values, 8-byte ids, fp32 partial sums):
-    //  - with t > 1, the backward of `output_parallel[input_mask, :] = 0` (Megatron-LM
-    //    megatron/core/tensor_parallel/layers.py, VocabParallelEmbedding.forward): dY with
-    //    the other shards' rows zeroed, read and written: 2e·n, 1 kernel;
-    //  - PyTorch's embedding_dense_backward_cuda returns a dense gradient of the whole
-    //    table shard, zero-filled first (at::zeros): e·T, 1 kernel. At most 3072 ids: one
-    //    kernel reads the ids and dY and adds the rows (embedding_backward_feature_kernel):
-    //    8·ids + 2e·n, 1 kernel. Above (EmbeddingBackwardKernel.cu,
-    //    embedding_backward_cuda_kernel): the positions (arange, write 8·ids) and a radix
-    //    sort of (id, position) pairs counted as one pass (read and write 16·ids); four
-    //    bookkeeping kernels over the sorted ids (unique_by_key, partials per segment, their
-    //    scan, partial-segment offsets; their id-sized arrays left out); compute_grad_weight
-    //    reads the positions and dY and writes fp32 partial sums (8·ids + e·n + 4·n, at most
-    //    one partial sum per id: distinct ids, an upper bound); sum_and_scatter reads them
-    //    and writes the rows (4·n + e·n): 48·ids + (2e + 8)·n in 8 kernels;
-    //  - Megatron's backward hook adds that gradient into the parameter's main_grad buffer
-    //    (megatron/core/distributed/distributed_data_parallel.py, _make_backward_post_hook:
-    //    param.main_grad.add_(param.grad)): read g, read e, write g bytes per table
-    //    element, g the buffer's element size (fp32 with BF16): (2g + e)·T, 1 kernel.
+    // Backward, per micro-batch: with t > 1 the backward of `output_parallel[input_mask, :]
+    // = 0` (Megatron-LM megatron/core/tensor_parallel/layers.py,
+    // VocabParallelEmbedding.forward), dY with the other shards' rows zeroed, read and
+    // written: 2e·b·s·h, 1 kernel; then embedding_backward over the b·s ids into the
+    // V/t × h shard (zero-fill, rows, main_grad).
     const double table = static_cast<double>(x.vocab_shard) * static_cast<double>(x.h);
-    const double g = static_cast<double>(shard.main_grad_bytes);
-    const bool direct = x.b * x.s <= EMBEDDING_DIRECT_BACKWARD_MAX_IDS;
-    const double mask = x.t > 1 ? 2 * e * full : 0;
-    const double rows = direct ? TOKEN_ID_BYTES * tokens + 2 * e * full
-                               : 6 * TOKEN_ID_BYTES * tokens + (2 * e + 2 * FP32_BYTES) * full;
-    const double bwd = mask + e * table + rows + (2 * g + e) * table;
-    const int bwd_kernels = (x.t > 1 ? 1 : 0) + 1 + (direct ? 1 : 8) + 1;
+    const EmbeddingBackward back =
+        embedding_backward(tokens, full, table, e, static_cast<double>(shard.main_grad_bytes));
+    const double bwd = (x.t > 1 ? 2 * e * full : 0) + back.bytes;
+    const int bwd_kernels = (x.t > 1 ? 1 : 0) + back.kernels;
     Op op = make_elementwise("word_embedding", TOKEN_ID_BYTES * tokens + 2 * e * full, bwd, TOKEN_ID_BYTES * tokens,
                              x.vocab_shard * x.h, 3, bwd_kernels);
     layer.ops.push_back(with_boundary(std::move(op), TpBoundary::EXIT, x));
   }
   if (learned_positions) {
-    // Replicated table; fwd: read x and the s rows, write y. bwd: read dy, write the rows' gradient.
+    // Replicated table; fwd: read x and the s rows, write y. Backward: an nn.Embedding of
+    // max_positions rows looked up with the b·s position ids (Megatron-LM
+    // LanguageModelEmbedding.forward adds it before any scatter to the sequence-parallel
+    // region), so embedding_backward over b·s ids and dY's b·s·h elements into the whole
+    // max_positions × h table (zero-fill, rows, main_grad).
     const double rows = x.rep_tokens() / static_cast<double>(x.b) * static_cast<double>(x.h);
-    layer.ops.push_back(make_elementwise("position_embedding", e * (2 * rep + rows), e * (rep + rows), 0,
-                                         model.max_positions * x.h, 2, 1));
+    const EmbeddingBackward back =
+        embedding_backward(tokens, full, static_cast<double>(model.max_positions) * static_cast<double>(x.h), e,
+                           static_cast<double>(shard.main_grad_bytes));
+    layer.ops.push_back(make_elementwise("position_embedding", e * (2 * rep + rows), back.bytes, 0,
+                                         model.max_positions * x.h, 2, back.kernels));
   }
   if (x.gpt) {
     layer.ops.push_back(make_elementwise("embedding_dropout", rep * (2 * e + MASK_BYTES),

@@ -286,6 +286,8 @@ TEST(GptLayer, MemoryBoundKernelBytesAndLaunches) {
 // PyTorch's dense gradient of the whole table shard (zero-fill, then the rows from dY), and
 // Megatron's add of it into the fp32 (BF16) or 16-bit (FP16) main_grad buffer. small_gpt:
 // V = 1024, h = 256, e = 2.
+// The learned position table (512 × 256 here, replicated) is an nn.Embedding too: the
+// same passes over its whole table with the b·s position ids, no mask.
 TEST(GptLayer, WordEmbeddingBackwardWritesTheWholeTableShard) {
   const ModelConfig m = small_gpt();
   const double h = static_cast<double>(m.hidden);
@@ -298,6 +300,11 @@ TEST(GptLayer, WordEmbeddingBackwardWritesTheWholeTableShard) {
     EXPECT_EQ(512 * h, 131072.0);
     EXPECT_EQ(op.bwd_bytes, 2099200.0);
     EXPECT_EQ(op.bwd_kernels, 4);
+    // Position table, T = 512·256 = 131,072: zero-fill 262,144, the rows 264,192,
+    // main_grad 1,310,720: 1,837,056 bytes in 3 kernels.
+    const Op& pos = find_op(embedding_layer(m, shard(2, 128, 2)), "position_embedding");
+    EXPECT_EQ(pos.bwd_bytes, 1837056.0);
+    EXPECT_EQ(pos.bwd_kernels, 3);
   }
   // b 4, s 1024, t 1: 4096 ids (sort path), no mask. T = 1024·256 = 262,144, n = 1,048,576.
   // Zero-fill 2·T = 524,288; sort path 48·4096 + (2·2 + 8)·n = 196,608 + 12,582,912;
@@ -311,6 +318,11 @@ TEST(GptLayer, WordEmbeddingBackwardWritesTheWholeTableShard) {
     const Op& op = find_op(embedding_layer(long_positions, sh), "word_embedding");
     EXPECT_EQ(op.bwd_bytes, 14876672.0);
     EXPECT_EQ(op.bwd_kernels, 10);
+    // Its 1024-row position table has the word table's size here (V = 1024, t = 1, no
+    // mask): the same bytes and kernels.
+    const Op& pos = find_op(embedding_layer(long_positions, sh), "position_embedding");
+    EXPECT_EQ(pos.bwd_bytes, 14876672.0);
+    EXPECT_EQ(pos.bwd_kernels, 10);
   }
 }
 
