@@ -1,8 +1,8 @@
 #include "report/compute_classes.hpp"
 
 #include <array>
-#include <map>
-#include <utility>
+#include <span>
+#include <vector>
 
 #include "strategies/lower.hpp"
 
@@ -31,42 +31,58 @@ ComputeByClass compute_by_class(const strategies::Program& program, std::int32_t
   for (const auto& r : program.roles)
     if (r.stage == stage) role = &r;
   if (role == nullptr) return out;
-  // Each op priced alone, exactly as lower prices a segment (segment_seconds sums its ops),
-  // once per (segment, cost); steps repeat the same segments every micro-batch.
-  std::map<std::pair<std::uint32_t, strategies::Cost>, std::array<double, CLASSES>> priced;
-  auto seconds = [&](const strategies::Item& it) -> const std::array<double, CLASSES>& {
-    auto [pos, fresh] = priced.try_emplace({it.segment, it.cost});
-    if (fresh) {
-      pos->second.fill(0);
-      for (const models::Op& op : role->segments[it.segment].ops) {
-        strategies::Segment one;
-        one.ops = {op};
-        pos->second[class_of(op.cls)] += strategies::segment_seconds(one, it.cost, program.spec.dtype, cost);
+  // How many times each (segment, cost) runs as compute and as recompute over the iteration
+  // (fractions summed), then each op of it priced alone, exactly as lower prices a segment
+  // (segment_seconds sums its ops): one pass over the steps with one add per item, since a
+  // sweep analyzes every variant and a role has tens of thousands of items.
+  constexpr std::size_t COSTS = 4;  // strategies::Cost's values
+  const std::size_t keys = role->segments.size() * COSTS;
+  std::vector<double> as_compute(keys, 0.0), as_recompute(keys, 0.0);
+  auto count = [&](std::span<const strategies::Item> items, double times) {
+    for (const strategies::Item& it : items) {
+      if (it.kind != strategies::Item::Kind::COMPUTE || it.stream != strategies::COMPUTE_STREAM) continue;
+      const std::size_t key = static_cast<std::size_t>(it.segment) * COSTS + static_cast<std::size_t>(it.cost);
+      if (it.category == strategies::Category::COMPUTE) {
+        as_compute[key] += times * it.fraction;
+      } else if (it.category == strategies::Category::RECOMPUTE) {
+        as_recompute[key] += times * it.fraction;
       }
     }
-    return pos->second;
   };
-  double priced_total = 0;
+  // A whole template run is the same items every micro-batch: counted per template, then
+  // each template's items visited once.
+  std::vector<double> whole_runs(role->chunks.size() * 2, 0.0);
+  auto template_of = [](const strategies::Step& step) {
+    return step.list == strategies::ItemList::FORWARD ? 0u : step.list == strategies::ItemList::BACKWARD ? 1u : 2u;
+  };
   for (const strategies::Step& step : role->steps) {
     if (step.kind != strategies::Step::Kind::ITEM) continue;
-    for (const strategies::Item& it : role->items(step)) {
-      if (it.kind != strategies::Item::Kind::COMPUTE || it.stream != strategies::COMPUTE_STREAM) continue;
-      if (it.category != strategies::Category::COMPUTE && it.category != strategies::Category::RECOMPUTE) continue;
-      const auto& s = seconds(it);
-      for (int c = 0; c < CLASSES; ++c) {
-        const double v = s[static_cast<std::size_t>(c)] * it.fraction;
-        priced_total += v;
-        if (it.category == strategies::Category::RECOMPUTE) {
-          out.recompute_s += v;
-        } else if (c == GEMM) {
-          out.gemm_s += v;
-        } else if (c == ATTENTION) {
-          out.attention_s += v;
-        } else {
-          out.memory_bound_s += v;
-        }
-      }
+    const unsigned t = template_of(step);
+    if (step.whole_run && t < 2 && step.index == 0 && step.count == role->list(step.list, step.chunk).size()) {
+      whole_runs[static_cast<std::size_t>(step.chunk) * 2 + t] += 1;
+      continue;
     }
+    count(role->items(step), 1.0);
+  }
+  for (std::size_t c = 0; c < role->chunks.size(); ++c) {
+    if (whole_runs[c * 2] > 0) count(role->chunks[c].forward, whole_runs[c * 2]);
+    if (whole_runs[c * 2 + 1] > 0) count(role->chunks[c].backward, whole_runs[c * 2 + 1]);
+  }
+  double priced_total = 0;
+  for (std::size_t key = 0; key < keys; ++key) {
+    if (as_compute[key] == 0 && as_recompute[key] == 0) continue;
+    std::array<double, CLASSES> row{};
+    const auto what = static_cast<strategies::Cost>(key % COSTS);
+    for (const models::Op& op : role->segments[key / COSTS].ops) {
+      strategies::Segment one;
+      one.ops = {op};
+      row[class_of(op.cls)] += strategies::segment_seconds(one, what, program.spec.dtype, cost);
+    }
+    out.gemm_s += row[GEMM] * as_compute[key];
+    out.attention_s += row[ATTENTION] * as_compute[key];
+    out.memory_bound_s += row[MEMORY_BOUND] * as_compute[key];
+    out.recompute_s += (row[GEMM] + row[ATTENTION] + row[MEMORY_BOUND]) * as_recompute[key];
+    priced_total += (row[GEMM] + row[ATTENTION] + row[MEMORY_BOUND]) * (as_compute[key] + as_recompute[key]);
   }
   out.slowdown_s = simulated_s - priced_total;
   return out;
