@@ -476,6 +476,16 @@ TEST(GptLayer, RejectsShapesTheShardingCannotSplit) {
   EXPECT_THROW(transformer_layer(m, shard(0, 128, 1)), std::invalid_argument);
   EXPECT_THROW(transformer_layer(m, shard(1, 0, 1)), std::invalid_argument);
   EXPECT_THROW(embedding_layer(m, shard(1, 1024, 1)), std::invalid_argument);  // > max_positions
+  {
+    ShardSpec no_grad_buffer = shard(1, 128, 1);
+    no_grad_buffer.main_grad_bytes = 0;
+    try {
+      embedding_layer(m, no_grad_buffer);
+      FAIL() << "expected a throw";
+    } catch (const std::invalid_argument& error) {
+      EXPECT_NE(std::string(error.what()).find("main_grad_bytes=0 must be positive"), std::string::npos) << error.what();
+    }
+  }
   ModelConfig odd = m;
   odd.hidden = 250;  // 8 heads do not divide it
   EXPECT_THROW(transformer_layer(odd, shard(1, 128, 1)), std::invalid_argument);
