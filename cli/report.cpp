@@ -1,5 +1,7 @@
 #include "cli/report.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -65,6 +67,15 @@ std::string report_text(const scenarios::LoadedScenario& s, const report::RunRep
   o += fmt::format("Time breakdown (rank {}, the GPU that finishes last)\n", r.time.rank);
   for (const auto& row : time_rows(r.time))
     o += fmt::format("  {:<30}{:>10.4f} s {:>6.1f}%\n", row.name, row.seconds, 100 * row.seconds / r.iteration_s);
+  {
+    const auto& k = r.compute_classes;
+    // The slowdown is a difference of simulated and priced time: below the printed digits it
+    // is the engine's picosecond rounding, printed as 0 rather than −0.0000.
+    const double slowdown = std::abs(k.slowdown_s) < 5e-5 ? 0.0 : k.slowdown_s;
+    o += fmt::format("  compute + recompute by class: GEMM {:.4f} s, attention {:.4f} s, memory-bound {:.4f} s, "
+                     "recompute {:.4f} s, overlap slowdown {:.4f} s\n",
+                     k.gemm_s, k.attention_s, k.memory_bound_s, k.recompute_s, slowdown);
+  }
   o += '\n';
 
   if (!r.collectives.empty()) {
@@ -152,6 +163,13 @@ std::string report_json(const scenarios::LoadedScenario& s, const report::RunRep
                          {"data_parallel", r.time.exposed_dp_s},
                          {"pipeline", r.time.exposed_pp_s}};
   t["bubble_s"] = r.time.bubble_s;
+  // compute_s + recompute_s by kernel class (report/compute_classes.hpp).
+  const auto& k = r.compute_classes;
+  t["compute_by_class_s"] = {{"gemm", k.gemm_s},
+                             {"attention", k.attention_s},
+                             {"memory_bound", k.memory_bound_s},
+                             {"recompute", k.recompute_s},
+                             {"overlap_slowdown", k.slowdown_s}};
   j["time_breakdown"] = t;
   ordered_json colls = ordered_json::array();
   for (const auto& c : r.collectives)

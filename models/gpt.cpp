@@ -61,6 +61,7 @@ Shape make_shape(const ModelConfig& model, const ShardSpec& shard) {
   require(shard.sequence > 0, field("sequence", shard.sequence) + " must be positive");
   require(shard.tensor > 0, field("tensor", shard.tensor) + " must be positive");
   require(shard.bytes_per_element > 0, field("bytes_per_element", shard.bytes_per_element) + " must be positive");
+  require(shard.main_grad_bytes > 0, field("main_grad_bytes", shard.main_grad_bytes) + " must be positive");
   const std::int64_t t = shard.tensor;
   rule(tensor_divides_heads(t, model.heads), "");
   rule(tensor_divides_kv_heads(t, kv), "");
@@ -137,6 +138,10 @@ using detail::Shape;
 constexpr double MASK_BYTES = 1;      // dropout masks are bytes (Korthikanti)
 constexpr double TOKEN_ID_BYTES = 8;  // int64 token ids
 constexpr double FP32_BYTES = 4;      // cross-entropy keeps its softmax in fp32
+// PyTorch's CUDA embedding backward takes a direct path (one kernel over the ids) for at
+// most this many ids and a sort-and-segment path above it (aten/src/ATen/native/cuda/
+// Embedding.cu, embedding_dense_backward_cuda: `num_indices <= 3072`).
+constexpr std::int64_t EMBEDDING_DIRECT_BACKWARD_MAX_IDS = 3072;
 
 // A fused norm (apex FusedLayerNorm / FusedRMSNorm, which Megatron-LM uses) over `elems`
 // elements of a [*, h] tensor; saves its input and its per-row fp32 statistics for backward.
@@ -180,6 +185,36 @@ Op with_boundary(Op op, TpBoundary boundary, const Shape& x) {
   // reduce-scatter assembles with sequence parallelism.
   op.tp_comm_bytes = x.e * x.full_elems();
   return op;
+}
+
+// PyTorch's dense embedding backward plus Megatron's accumulation into main_grad, for `ids`
+// looked-up ids whose gradient rows are the n = ids·h elements of dY, into a table of
+// `table` elements (e-byte values, 8-byte ids, fp32 partial sums, g-byte main_grad):
+//  - embedding_dense_backward_cuda (aten/src/ATen/native/cuda/Embedding.cu) returns a dense
+//    gradient of the whole table, zero-filled first (at::zeros): e·table, 1 kernel. At most
+//    3072 ids, one kernel reads the ids and dY and adds the rows
+//    (embedding_backward_feature_kernel): 8·ids + 2e·n, 1 kernel. Above
+//    (EmbeddingBackwardKernel.cu, embedding_backward_cuda_kernel): the positions (arange,
+//    write 8·ids) and a radix sort of (id, position) pairs counted as one pass (read and
+//    write 16·ids); four bookkeeping kernels over the sorted ids (unique_by_key, partials
+//    per segment, their scan, partial-segment offsets; their id-sized arrays left out);
+//    compute_grad_weight reads the positions and dY and writes fp32 partial sums
+//    (8·ids + e·n + 4·n, at most one partial sum per id: distinct ids, an upper bound);
+//    sum_and_scatter reads them and writes the rows (4·n + e·n): 48·ids + (2e + 8)·n in 8
+//    kernels;
+//  - Megatron's backward hook adds that gradient into the parameter's main_grad buffer
+//    (megatron/core/distributed/distributed_data_parallel.py, _make_backward_post_hook:
+//    param.main_grad.add_(param.grad)), every micro-batch: read g, read e, write g bytes
+//    per table element: (2g + e)·table, 1 kernel.
+struct EmbeddingBackward {
+  double bytes = 0;
+  int kernels = 0;
+};
+EmbeddingBackward embedding_backward(double ids, double n, double table, double e, double g) {
+  const bool direct = ids <= static_cast<double>(EMBEDDING_DIRECT_BACKWARD_MAX_IDS);
+  const double rows =
+      direct ? TOKEN_ID_BYTES * ids + 2 * e * n : 6 * TOKEN_ID_BYTES * ids + (2 * e + 2 * FP32_BYTES) * n;
+  return {e * table + rows + (2 * g + e) * table, 1 + (direct ? 1 : 8) + 1};
 }
 
 }  // namespace
@@ -357,18 +392,34 @@ Layer embedding_layer(const ModelConfig& model, const ShardSpec& shard) {
     // zeroes the rest; the partial sums are reduced over the tensor group (EXIT).
     // Backward scatter-adds dY into the table rows, so the token ids are kept
     // (Korthikanti's first-stage extra 8·s·b). Megatron's VocabParallelEmbedding runs 3
-    // kernels forward (mask and shift the ids, the lookup, zero the rows of other shards)
-    // and 3 backward (the embedding backward's sort, its segment sums, the scatter-add).
-    Op op = make_elementwise("word_embedding", TOKEN_ID_BYTES * tokens + 2 * e * full,
-                             TOKEN_ID_BYTES * tokens + 2 * e * full, TOKEN_ID_BYTES * tokens,
-                             x.vocab_shard * x.h, 3, 3);
+    // kernels forward (mask and shift the ids, the lookup, zero the rows of other shards).
+    //
+    // Backward, per micro-batch: with t > 1 the backward of `output_parallel[input_mask, :]
+    // = 0` (Megatron-LM megatron/core/tensor_parallel/layers.py,
+    // VocabParallelEmbedding.forward), dY with the other shards' rows zeroed, read and
+    // written: 2e·b·s·h, 1 kernel; then embedding_backward over the b·s ids into the
+    // V/t × h shard (zero-fill, rows, main_grad).
+    const double table = static_cast<double>(x.vocab_shard) * static_cast<double>(x.h);
+    const EmbeddingBackward back =
+        embedding_backward(tokens, full, table, e, static_cast<double>(shard.main_grad_bytes));
+    const double bwd = (x.t > 1 ? 2 * e * full : 0) + back.bytes;
+    const int bwd_kernels = (x.t > 1 ? 1 : 0) + back.kernels;
+    Op op = make_elementwise("word_embedding", TOKEN_ID_BYTES * tokens + 2 * e * full, bwd, TOKEN_ID_BYTES * tokens,
+                             x.vocab_shard * x.h, 3, bwd_kernels);
     layer.ops.push_back(with_boundary(std::move(op), TpBoundary::EXIT, x));
   }
   if (learned_positions) {
-    // Replicated table; fwd: read x and the s rows, write y. bwd: read dy, write the rows' gradient.
+    // Replicated table; fwd: read x and the s rows, write y. Backward: an nn.Embedding of
+    // max_positions rows looked up with the b·s position ids (Megatron-LM
+    // LanguageModelEmbedding.forward adds it before any scatter to the sequence-parallel
+    // region), so embedding_backward over b·s ids and dY's b·s·h elements into the whole
+    // max_positions × h table (zero-fill, rows, main_grad).
     const double rows = x.rep_tokens() / static_cast<double>(x.b) * static_cast<double>(x.h);
-    layer.ops.push_back(make_elementwise("position_embedding", e * (2 * rep + rows), e * (rep + rows), 0,
-                                         model.max_positions * x.h, 2, 1));
+    const EmbeddingBackward back =
+        embedding_backward(tokens, full, static_cast<double>(model.max_positions) * static_cast<double>(x.h), e,
+                           static_cast<double>(shard.main_grad_bytes));
+    layer.ops.push_back(make_elementwise("position_embedding", e * (2 * rep + rows), back.bytes, 0,
+                                         model.max_positions * x.h, 2, back.kernels));
   }
   if (x.gpt) {
     layer.ops.push_back(make_elementwise("embedding_dropout", rep * (2 * e + MASK_BYTES),

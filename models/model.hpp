@@ -46,6 +46,11 @@ struct ShardSpec {
   // element instead of the 16-bit input (transformer_engine/pytorch/module/linear.py,
   // _Linear.forward: saved_inputmat = inputmat / inputmat_t under fp8, inputmat_no_fp8 otherwise).
   bool fp8_linear_inputs = false;
+  // The element size of the gradient buffer (Megatron's param.main_grad) that each
+  // parameter's gradient is added into after every micro-batch's backward: fp32 with BF16
+  // (--accumulate-allreduce-grads-in-fp32, forced on by --bf16), the 16-bit parameter dtype
+  // with FP16 (megatron/training/arguments.py).
+  int main_grad_bytes = 4;
 };
 
 // One transformer layer, sharded per `shard`.

@@ -31,7 +31,12 @@ RunReport analyze(const strategies::Program& program, const strategies::Lowered&
   // The GPU that finishes last carries the breakdown: its time is the iteration time.
   // A summary-only simulation keeps no spans to attribute: no breakdown.
   r.has_breakdown = !tl.end.empty();
-  if (r.has_breakdown) r.time = strategies::break_down(lowered, tl, sim::last_finishing_device(plan, tl));
+  if (r.has_breakdown) {
+    const std::uint32_t device = sim::last_finishing_device(plan, tl);
+    r.time = strategies::break_down(lowered, tl, device);
+    const std::int32_t stage = device < lowered.device_stage.size() ? lowered.device_stage[device] : 0;
+    r.compute_classes = compute_by_class(program, stage, cost, r.time.compute_s + r.time.recompute_s);
+  }
   r.memory = memory_breakdown(lowered, tl, cluster);
   r.layer_ops = top_layer_ops(program, cost);
   return r;

@@ -8,6 +8,7 @@
 
 #include "hardware/cluster.hpp"
 #include "hardware/cost_model.hpp"
+#include "report/compute_classes.hpp"
 #include "report/layer_ops.hpp"
 #include "report/memory_breakdown.hpp"
 #include "report/planning.hpp"
@@ -33,6 +34,7 @@ struct RunReport {
   double hfu = 0;                      // (model + recompute FLOPs) / (time · GPUs · peak)
   double peak_flops_per_gpu = 0;
   strategies::TimeBreakdown time;
+  ComputeByClass compute_classes;  // time.compute_s + time.recompute_s by kernel class
   bool has_breakdown = true;  // false after a summary-only simulation (time is then all zero)
   MemoryBreakdown memory;
   std::vector<OpShare> layer_ops;  // the ten most expensive ops of one transformer layer

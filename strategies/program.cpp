@@ -324,6 +324,7 @@ models::ShardSpec layer_shard(const Program& program) {
   shard.sequence_parallel = program.applied.sequence_parallel && program.applied.tensor > 1;
   shard.flash_attention = spec.flash_attention;
   shard.fp8_linear_inputs = spec.dtype == hardware::Dtype::FP8;  // Transformer Engine's FP8 linears
+  shard.main_grad_bytes = static_cast<int>(state_bytes_per_param(spec).gradients);
   return shard;
 }
 

@@ -137,6 +137,14 @@ TEST(ValidateCommand, OutputIsDeterministicAndJsonCarriesTheSameFigures) {
   // Each row run carries its whole run report, breakdown included, to diagnose the error.
   EXPECT_NEAR(run.at("report").at("iteration").at("time_s").get<double>(), run.at("predicted_s").get<double>(), 1e-12);
   EXPECT_TRUE(run.at("report").contains("time_breakdown")) << run.at("report").dump();
+  // Compute by kernel class, beside the exposed communication and the bubble: the classes
+  // add up to compute + recompute.
+  const auto& tb = run.at("report").at("time_breakdown");
+  double classes = 0;
+  for (const char* k : {"gemm", "attention", "memory_bound", "recompute", "overlap_slowdown"})
+    classes += tb.at("compute_by_class_s").at(k).get<double>();
+  EXPECT_NEAR(classes, tb.at("compute_s").get<double>() + tb.at("recompute_s").get<double>(), 1e-9);
+  EXPECT_GT(tb.at("compute_by_class_s").at("gemm").get<double>(), 0);
   EXPECT_GT(run.at("predicted_s").get<double>(), 0);
   EXPECT_EQ(run.at("defaults").at(0).at("column"), "dp");
   EXPECT_EQ(j.at("rows").at(1).at("status"), "skipped");

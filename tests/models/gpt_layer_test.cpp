@@ -282,6 +282,50 @@ TEST(GptLayer, MemoryBoundKernelBytesAndLaunches) {
   }
 }
 
+// The word embedding's backward (per micro-batch): the masked rows' backward with t > 1,
+// PyTorch's dense gradient of the whole table shard (zero-fill, then the rows from dY), and
+// Megatron's add of it into the fp32 (BF16) or 16-bit (FP16) main_grad buffer. small_gpt:
+// V = 1024, h = 256, e = 2.
+// The learned position table (512 × 256 here, replicated) is an nn.Embedding too: the
+// same passes over its whole table with the b·s position ids, no mask.
+TEST(GptLayer, WordEmbeddingBackwardWritesTheWholeTableShard) {
+  const ModelConfig m = small_gpt();
+  const double h = static_cast<double>(m.hidden);
+  // b 2, s 128, t 2: 256 ids (direct path, at most 3072). T = 512·256 = 131,072 table
+  // elements, n = 2·128·256 = 65,536. Mask 2·2·n = 262,144; zero-fill 2·T = 262,144; the
+  // rows 8·256 + 2·2·n = 264,192; main_grad (2·4 + 2)·T = 1,310,720. Sum 2,099,200 bytes,
+  // 1 + 1 + 1 + 1 = 4 kernels.
+  {
+    const Op& op = find_op(embedding_layer(m, shard(2, 128, 2)), "word_embedding");
+    EXPECT_EQ(512 * h, 131072.0);
+    EXPECT_EQ(op.bwd_bytes, 2099200.0);
+    EXPECT_EQ(op.bwd_kernels, 4);
+    // Position table, T = 512·256 = 131,072: zero-fill 262,144, the rows 264,192,
+    // main_grad 1,310,720: 1,837,056 bytes in 3 kernels.
+    const Op& pos = find_op(embedding_layer(m, shard(2, 128, 2)), "position_embedding");
+    EXPECT_EQ(pos.bwd_bytes, 1837056.0);
+    EXPECT_EQ(pos.bwd_kernels, 3);
+  }
+  // b 4, s 1024, t 1: 4096 ids (sort path), no mask. T = 1024·256 = 262,144, n = 1,048,576.
+  // Zero-fill 2·T = 524,288; sort path 48·4096 + (2·2 + 8)·n = 196,608 + 12,582,912;
+  // main_grad with FP16's 16-bit buffer (2·2 + 2)·T = 1,572,864. Sum 14,876,672 bytes,
+  // 0 + 1 + 8 + 1 = 10 kernels.
+  {
+    ShardSpec sh = shard(4, 1024, 1);
+    sh.main_grad_bytes = 2;
+    ModelConfig long_positions = m;
+    long_positions.max_positions = 1024;
+    const Op& op = find_op(embedding_layer(long_positions, sh), "word_embedding");
+    EXPECT_EQ(op.bwd_bytes, 14876672.0);
+    EXPECT_EQ(op.bwd_kernels, 10);
+    // Its 1024-row position table has the word table's size here (V = 1024, t = 1, no
+    // mask): the same bytes and kernels.
+    const Op& pos = find_op(embedding_layer(long_positions, sh), "position_embedding");
+    EXPECT_EQ(pos.bwd_bytes, 14876672.0);
+    EXPECT_EQ(pos.bwd_kernels, 10);
+  }
+}
+
 // A causal fused attention executes half the FLOPs of a non-causal one; the model FLOPs
 // (MFU's) stay the full count, and the curve is read at fwd + bwd FLOPs of one (sequence,
 // head), 3.5 · 4·s²·d, whatever the batch or the tensor split.
@@ -432,6 +476,16 @@ TEST(GptLayer, RejectsShapesTheShardingCannotSplit) {
   EXPECT_THROW(transformer_layer(m, shard(0, 128, 1)), std::invalid_argument);
   EXPECT_THROW(transformer_layer(m, shard(1, 0, 1)), std::invalid_argument);
   EXPECT_THROW(embedding_layer(m, shard(1, 1024, 1)), std::invalid_argument);  // > max_positions
+  {
+    ShardSpec no_grad_buffer = shard(1, 128, 1);
+    no_grad_buffer.main_grad_bytes = 0;
+    try {
+      embedding_layer(m, no_grad_buffer);
+      FAIL() << "expected a throw";
+    } catch (const std::invalid_argument& error) {
+      EXPECT_NE(std::string(error.what()).find("main_grad_bytes=0 must be positive"), std::string::npos) << error.what();
+    }
+  }
   ModelConfig odd = m;
   odd.hidden = 250;  // 8 heads do not divide it
   EXPECT_THROW(transformer_layer(odd, shard(1, 128, 1)), std::invalid_argument);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "report/flops.hpp"
+#include "models/model.hpp"
+#include "sim/attribution.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/lower.hpp"
 #include "strategies/registry.hpp"
@@ -72,6 +74,57 @@ TEST(RunReport, MemoryIsTheMostLoadedGpu) {
   EXPECT_DOUBLE_EQ(sum, m.peak_bytes);
   EXPECT_EQ(m.capacity_bytes, 80.0 * 1024 * 1024 * 1024);  // 80 GiB as the driver reports it
   EXPECT_FALSE(m.out_of_memory);
+}
+
+// Compute by kernel class on a small GPT (gpt-1.7b, t 2, p 2, d 2, unfused attention,
+// selective recompute): the classes add up to the simulated compute + recompute, nothing
+// overlaps so the slowdown is only the engine's rounding, and the GEMM seconds are a hand
+// count — the four linear layers of one layer (qkv, proj, fc1, fc2), forward and backward
+// from the cost model, × the stage's layers, plus the logits GEMM on the last stage, × the
+// micro-batches of the pipeline.
+TEST(RunReport, ComputeByClassAddsUpAndCountsTheGemms) {
+  auto spec = testing::gpt_spec(2, 2, 2, 8);
+  spec.recompute = strategies::Recompute::SELECTIVE;
+  const strategies::Program prog = strategies::build_program(spec);
+  const auto cluster = testing::a100_cluster(8);
+  const auto cost = testing::a100_cost();
+  auto fwd_bwd = [&](const models::Op& op) {
+    strategies::Segment one;
+    one.ops = {op};
+    return strategies::segment_seconds(one, strategies::Cost::FORWARD, spec.dtype, cost) +
+           strategies::segment_seconds(one, strategies::Cost::BACKWARD, spec.dtype, cost);
+  };
+  const auto shard = strategies::layer_shard(prog);
+  double layer_gemm_s = 0;
+  int layer_gemms = 0;
+  for (const auto& op : models::transformer_layer(spec.model, shard).ops)
+    if (op.cls == models::ComputeClass::GEMM) {
+      layer_gemm_s += fwd_bwd(op);
+      ++layer_gemms;
+    }
+  ASSERT_EQ(layer_gemms, 4);
+  double head_gemm_s = 0;
+  for (const auto& op : models::head_layer(spec.model, shard).ops)
+    if (op.cls == models::ComputeClass::GEMM) head_gemm_s += fwd_bwd(op);
+  ASSERT_GT(head_gemm_s, 0);
+  for (auto f : {Fidelity::FULL, Fidelity::FAST}) {
+    const strategies::Lowered low = strategies::lower(prog, cluster, cost, f);
+    const auto tl = sim::simulate(low.plan, low.network);
+    const RunReport r = analyze(prog, low, tl, cluster, cost);
+    const ComputeByClass& k = r.compute_classes;
+    EXPECT_NEAR(k.total(), r.time.compute_s + r.time.recompute_s, 1e-12) << to_string(f);
+    EXPECT_NEAR(k.slowdown_s, 0.0, 1e-6) << to_string(f);  // picosecond rounding per task
+    EXPECT_GT(k.attention_s, 0);
+    EXPECT_GT(k.memory_bound_s, 0);
+    EXPECT_GT(k.recompute_s, 0);
+    EXPECT_NEAR(k.recompute_s, r.time.recompute_s, 1e-6) << to_string(f);
+    // The stage of the rank the breakdown is for.
+    const auto device = sim::last_finishing_device(low.plan, tl);
+    const strategies::Role& role = prog.roles[static_cast<std::size_t>(low.device_stage[device])];
+    const double expected = static_cast<double>(prog.micro_batches) *
+                            (static_cast<double>(role.num_layers()) * layer_gemm_s + (role.has_head() ? head_gemm_s : 0));
+    EXPECT_NEAR(k.gemm_s, expected, 1e-9 * expected) << to_string(f);
+  }
 }
 
 // The ten most expensive ops of a layer: sorted, each a share of the whole layer, and the
