@@ -906,8 +906,8 @@ Lowered Lowering::run() {
         inst.latency_scale = it.collective.latency_scale;
         // The simulated members of the group, counted once per group (a stage's buckets
         // each make an instance of the same group).
-        auto [members, first] = participants.try_emplace({dim, gid}, 0);
-        if (first)
+        auto [members, uncounted] = participants.try_emplace({dim, gid}, 0);
+        if (uncounted)
           for (auto r : group_ranks(pl_, it.collective.dim, rank)) members->second += device_of_rank[r] != sim::NONE ? 1 : 0;
         inst.participants = members->second;
         if (fidelity_ == Fidelity::FULL) {
