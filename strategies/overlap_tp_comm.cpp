@@ -4,6 +4,8 @@
 // pipelined, so chunk j's transfer runs under chunk j+1's compute. Only one chunk of the
 // transfer stays exposed; the compute chunks that run beside a transfer are slowed by the
 // profile's contention factor (the engine applies it while communication runs).
+#include <utility>
+
 #include "strategies/detail/pass_functions.hpp"
 
 namespace trainsim::strategies::detail {
@@ -12,32 +14,39 @@ namespace {
 
 void split(std::vector<Item>& items, std::int64_t k, std::uint8_t tp_stream) {
   std::vector<Item> out;
+  {
+    // Each tensor-parallel collective and its GEMM become 2k items (the template is replaced,
+    // so its items are moved, not copied, where they are kept whole).
+    std::size_t collectives = 0;
+    for (const Item& it : items) collectives += it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::TENSOR;
+    out.reserve(items.size() + collectives * static_cast<std::size_t>(2 * k));
+  }
   std::vector<bool> consumed(items.size(), false);
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (consumed[i]) continue;
-    const Item& it = items[i];
+    Item& it = items[i];
     const bool tp = it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::TENSOR;
     if (!tp) {
-      out.push_back(it);
+      out.push_back(std::move(it));
       continue;
     }
     const bool after_compute = !out.empty() && out.back().kind == Item::Kind::COMPUTE && i > 0 && !consumed[i - 1] &&
                                items[i - 1].kind == Item::Kind::COMPUTE;
     const bool before_compute = i + 1 < items.size() && items[i + 1].kind == Item::Kind::COMPUTE;
     if (!after_compute && !before_compute) {
-      out.push_back(it);
+      out.push_back(std::move(it));
       continue;
     }
-    Item comm = it;
+    Item comm = std::move(it);
     comm.collective.bytes /= static_cast<double>(k);
     comm.collective.latency_scale /= static_cast<double>(k);  // one ring pass spread over the chunks
     comm.stream = tp_stream;
     Item compute;
     if (after_compute) {
-      compute = out.back();
+      compute = std::move(out.back());
       out.pop_back();
     } else {
-      compute = items[i + 1];
+      compute = std::move(items[i + 1]);
       consumed[i + 1] = true;
     }
     compute.fraction /= static_cast<double>(k);
