@@ -296,13 +296,13 @@ TEST(GptLayer, WordEmbeddingBackwardWritesTheWholeTableShard) {
   // rows 8·256 + 2·2·n = 264,192; main_grad (2·4 + 2)·T = 1,310,720. Sum 2,099,200 bytes,
   // 1 + 1 + 1 + 1 = 4 kernels.
   {
-    const Op& op = find_op(embedding_layer(m, shard(2, 128, 2)), "word_embedding");
+    const Op op = find_op(embedding_layer(m, shard(2, 128, 2)), "word_embedding");
     EXPECT_EQ(512 * h, 131072.0);
     EXPECT_EQ(op.bwd_bytes, 2099200.0);
     EXPECT_EQ(op.bwd_kernels, 4);
     // Position table, T = 512·256 = 131,072: zero-fill 262,144, the rows 264,192,
     // main_grad 1,310,720: 1,837,056 bytes in 3 kernels.
-    const Op& pos = find_op(embedding_layer(m, shard(2, 128, 2)), "position_embedding");
+    const Op pos = find_op(embedding_layer(m, shard(2, 128, 2)), "position_embedding");
     EXPECT_EQ(pos.bwd_bytes, 1837056.0);
     EXPECT_EQ(pos.bwd_kernels, 3);
   }
@@ -315,12 +315,12 @@ TEST(GptLayer, WordEmbeddingBackwardWritesTheWholeTableShard) {
     sh.main_grad_bytes = 2;
     ModelConfig long_positions = m;
     long_positions.max_positions = 1024;
-    const Op& op = find_op(embedding_layer(long_positions, sh), "word_embedding");
+    const Op op = find_op(embedding_layer(long_positions, sh), "word_embedding");
     EXPECT_EQ(op.bwd_bytes, 14876672.0);
     EXPECT_EQ(op.bwd_kernels, 10);
     // Its 1024-row position table has the word table's size here (V = 1024, t = 1, no
     // mask): the same bytes and kernels.
-    const Op& pos = find_op(embedding_layer(long_positions, sh), "position_embedding");
+    const Op pos = find_op(embedding_layer(long_positions, sh), "position_embedding");
     EXPECT_EQ(pos.bwd_bytes, 14876672.0);
     EXPECT_EQ(pos.bwd_kernels, 10);
   }
