@@ -35,7 +35,7 @@ ComputeByClass compute_by_class(const strategies::Program& program, std::int32_t
   // (fractions summed), then each op of it priced alone, exactly as lower prices a segment
   // (segment_seconds sums its ops): one pass over the steps with one add per item, since a
   // sweep analyzes every variant and a role has tens of thousands of items.
-  constexpr std::size_t COSTS = 4;  // strategies::Cost's values
+  constexpr std::size_t COSTS = strategies::COST_KINDS;
   const std::size_t keys = role->segments.size() * COSTS;
   std::vector<double> as_compute(keys, 0.0), as_recompute(keys, 0.0);
   auto count = [&](std::span<const strategies::Item> items, double times) {

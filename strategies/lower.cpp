@@ -241,8 +241,7 @@ class Lowering {
   std::int64_t stages_;
   double contention_ = 0;
 
-  static constexpr std::size_t COSTS = 4;                    // the Cost values
-  std::vector<std::vector<sim::Time>> compute_cache_;         // [stage][segment · COSTS + cost]
+  std::vector<std::vector<sim::Time>> compute_cache_;  // [stage][segment · COST_KINDS + cost]
   // The collectives this lowering uses, as NCCL's model picks them (Lowered::collectives).
   std::map<std::tuple<int, std::int64_t, int, double>, hardware::AlgorithmChoice> choice_cache_;  // (dim, stage, op, bytes)
   std::map<double, bool> p2p_bytes_;  // sizes of the pipeline's point-to-point sends
@@ -284,8 +283,8 @@ sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
   // Per stage, per segment and cost; a negative time marks one not computed yet.
   if (compute_cache_.empty()) compute_cache_.resize(static_cast<std::size_t>(stages_));
   auto& of_stage = compute_cache_[static_cast<std::size_t>(stage)];
-  const std::size_t slot = std::size_t{it.segment} * COSTS + static_cast<std::size_t>(it.cost);
-  if (of_stage.size() <= slot) of_stage.resize(slot + COSTS, sim::Time{-1});
+  const std::size_t slot = std::size_t{it.segment} * COST_KINDS + static_cast<std::size_t>(it.cost);
+  if (of_stage.size() <= slot) of_stage.resize(slot + COST_KINDS, sim::Time{-1});
   sim::Time& t = of_stage[slot];
   if (t.ps < 0) {
     const Segment& seg = program_.roles[static_cast<std::size_t>(stage)].segments[it.segment];

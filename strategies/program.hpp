@@ -4,6 +4,7 @@
 // per-micro-batch templates (forward and backward items: compute segments and the
 // collectives between them), then, once a schedule pass has run, the ordered steps of
 // its streams for a whole iteration. `lower` expands roles to ranks and emits the Plan.
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -33,6 +34,8 @@ enum class Direction : std::uint8_t { FORWARD, BACKWARD };
 // half of a split backward (input gradients B, weight gradients W; zero-bubble schedules
 // run them apart).
 enum class Cost : std::uint8_t { FORWARD, BACKWARD, BACKWARD_INPUT, BACKWARD_WEIGHT };
+// How many values Cost has: tables indexed by (segment, cost) use segment · COST_KINDS + cost.
+inline constexpr std::size_t COST_KINDS = 4;
 
 // Streams are declared by the passes that use them (Program::stream); the compute stream
 // is always there, first.
