@@ -819,7 +819,8 @@ Lowered Lowering::run() {
       return ts;
     };
     // Fast fidelity: one compute task for folded items (a group of steps or a whole run).
-    auto add_folded = [&](const Step& head, std::span<const Item* const> items, const Folded& f) {
+    auto add_folded = [&](const Step& head, std::span<const Item* const> items, const Folded& f,
+                          std::uint64_t tp_collectives) {
       sim::PlanBuilder::TaskSpec ts = spec_of(head, *items.front());
       ts.stream = COMPUTE_STREAM;
       ts.mem_class = static_cast<std::uint8_t>(MemClass::ACTIVATIONS);
@@ -833,7 +834,7 @@ Lowered Lowering::run() {
       out.parts_of_task[task] = static_cast<std::uint32_t>(out.parts.size());
       out.parts.push_back(f.parts);
       // Tensor-parallel collectives folded in keep their place in the group's sequence.
-      for (const Item* x : items) seq[static_cast<int>(Dim::TENSOR)] += x->kind == Item::Kind::COLLECTIVE;
+      seq[static_cast<int>(Dim::TENSOR)] += tp_collectives;
       if (options_.describe_ops) {
         // A folded run: the kernels of its compute items, and the bytes its collectives move.
         sim::OpDescriptor d;
@@ -931,17 +932,36 @@ Lowered Lowering::run() {
 
     std::vector<const Item*> folded;
     std::vector<std::uint32_t> run_tasks;
+    // Fast fidelity: whether each template (chunk, direction) folds whole, and its items, found
+    // once per rank rather than once per micro-batch's run of it.
+    struct WholeTemplate {
+      bool known = false, local = false;
+      std::vector<const Item*> items;
+      std::uint64_t collectives = 0;
+      const Folded* outcome = nullptr;  // fold_cache_'s entry (a map's nodes stay put)
+    };
+    std::vector<WholeTemplate> whole_template(role.chunks.size() * 2);
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
       const Step& step = role.steps[i];
       if (fidelity_ == Fidelity::FAST && step.kind == Step::Kind::RECV) continue;  // the peer's send stands for it
       if (step.whole_run) {
         const auto items = role.items(step);
-        if (fidelity_ == Fidelity::FAST &&
-            std::all_of(items.begin(), items.end(), [&](const Item& x) { return rank_local(x); })) {
-          folded.clear();
-          for (const Item& x : items) folded.push_back(&x);
-          first[i] = last[i] = add_folded(step, folded, fold_run(role, step, c));
-          continue;
+        if (fidelity_ == Fidelity::FAST) {
+          WholeTemplate& w = whole_template[static_cast<std::size_t>(step.chunk) * 2 + (step.list == ItemList::BACKWARD)];
+          if (!w.known) {
+            w.known = true;
+            w.local = std::all_of(items.begin(), items.end(), [&](const Item& x) { return rank_local(x); });
+            if (w.local)
+              for (const Item& x : items) {
+                w.items.push_back(&x);
+                w.collectives += x.kind == Item::Kind::COLLECTIVE;
+              }
+          }
+          if (w.local) {
+            if (w.outcome == nullptr) w.outcome = &fold_run(role, step, c);
+            first[i] = last[i] = add_folded(step, w.items, *w.outcome, w.collectives);
+            continue;
+          }
         }
         // Item by item, each waiting for what the template says.
         run_tasks.clear();
@@ -963,8 +983,12 @@ Lowered Lowering::run() {
         if (gi != sim::NONE) {
           const FoldGroup& g = groups[static_cast<std::size_t>(c.stage)][gi];
           folded.clear();
-          for (std::uint32_t k = g.first; k <= g.last; ++k) folded.push_back(&role.item(role.steps[k]));
-          const std::uint32_t task = add_folded(step, folded, fold(role, g, c));
+          std::uint64_t collectives = 0;
+          for (std::uint32_t k = g.first; k <= g.last; ++k) {
+            folded.push_back(&role.item(role.steps[k]));
+            collectives += folded.back()->kind == Item::Kind::COLLECTIVE;
+          }
+          const std::uint32_t task = add_folded(step, folded, fold(role, g, c), collectives);
           for (std::uint32_t k = g.first; k <= g.last; ++k) first[k] = last[k] = task;
           i = g.last;
           continue;
