@@ -51,7 +51,8 @@ std::string pipeline_parallel(Program& program, const PassArgs& args) {
   program.roles = std::move(roles);
   program.applied.pipeline = p;
   program.applied.virtual_stages = v;
-  for (auto& role : program.roles) rebuild_role(role, program);
+  program.templates_stale = true;
+  refresh_templates(program);
   return {};
 }
 

@@ -415,7 +415,13 @@ void rebuild_role(Role& role, const Program& program) {
   role.tail.push_back(std::move(it));
 }
 
-Program initial_program(const TrainingSpec& spec) {
+void refresh_templates(Program& program) {
+  if (!program.templates_stale) return;
+  for (auto& role : program.roles) rebuild_role(role, program);
+  program.templates_stale = false;
+}
+
+Program initial_program(const TrainingSpec& spec, bool build_templates) {
   Program program;
   program.spec = spec;
   program.applied = Layout{};
@@ -429,7 +435,8 @@ Program initial_program(const TrainingSpec& spec) {
   chunk.has_head = true;
   role.chunks.push_back(std::move(chunk));
   program.roles.push_back(std::move(role));
-  rebuild_role(program.roles.front(), program);
+  program.templates_stale = true;
+  if (build_templates) refresh_templates(program);
   return program;
 }
 

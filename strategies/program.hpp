@@ -277,6 +277,10 @@ struct Program {
   // Streams every rank has, declared by the passes that put work on them; the compute
   // stream is always first.
   std::vector<std::string> streams = {"compute"};
+  // The roles' templates predate the layout applied: a layout pass changed it and left the
+  // rebuilding to refresh_templates, which build_program calls before any pass that reads
+  // them (a pass pipeline's layout passes would otherwise rebuild the whole model in turn).
+  bool templates_stale = false;
 
   // The stream named `name`, declared on first use.
   std::uint8_t stream(const std::string& name);
@@ -288,7 +292,8 @@ struct Program {
 // The program before any pass: one role holding the whole model (embedding, every layer,
 // head) for one rank with no parallelism; forward and backward templates of compute
 // items only; model states sized from the spec's precision and optimizer.
-Program initial_program(const TrainingSpec& spec);
+// With build_templates false the role holds only its layers, and templates_stale is set.
+Program initial_program(const TrainingSpec& spec, bool build_templates = true);
 
 // Bytes per parameter of each model-state class, given the spec (precision, optimizer).
 // `gradients` is the buffer backward accumulates into and data parallelism reduces;
@@ -313,6 +318,8 @@ models::ShardSpec layer_shard(const Program& program);
 // layer assignment and the layout applied so far (tensor degree, sequence parallelism).
 // Layout passes call it after changing what a role holds.
 void rebuild_role(Role& role, const Program& program);
+// Rebuilds every role when templates_stale is set, and clears it.
+void refresh_templates(Program& program);
 
 // What a compute item's segment is called in traces: "layer12.fwd0", "embedding.bwd1",
 // "optimizer".

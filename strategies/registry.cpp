@@ -398,22 +398,33 @@ Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
     for (std::size_t i = 0; i < errors.size(); ++i) message += (i ? "; " : "") + errors[i].message;
     throw std::invalid_argument(message);
   }
-  Program program = initial_program(spec.passes.empty() ? spec : with_pipeline(spec, spec.passes));
+  Program program =
+      initial_program(spec.passes.empty() ? spec : with_pipeline(spec, spec.passes), /*build_templates=*/false);
+  // The passes that provide the tensor or pipeline layout derive every role's templates from
+  // the layout and the layer split alone; any other pass reads them, so they are rebuilt
+  // first if a layout pass left them stale.
+  auto derives_templates = [](const PassInfo& info) {
+    return std::any_of(info.gives.begin(), info.gives.end(),
+                       [](const std::string& fact) { return fact == "tensor" || fact == "pipeline"; });
+  };
   for (const auto& inv : pipeline) {
     const ResolvedPass pass = std::get<ResolvedPass>(resolve(inv));
     const std::string shown = to_string(pass.canonical);
     const std::size_t before = program.passes_run.size();
+    if (!derives_templates(*pass.info)) refresh_templates(program);
     if (std::string why = pass.info->run(program, pass.args); !why.empty())
       throw std::invalid_argument("pass \"" + shown + "\": " + why);
     // The canonical invocation, whatever the pass itself noted.
     program.passes_run.resize(before);
     program.passes_run.push_back(shown);
+    if (options.after_pass != nullptr || options.verify) refresh_templates(program);
     if (options.after_pass != nullptr) options.after_pass(program, pass.canonical);
     if (options.verify)
       if (std::string broken = verify_program(program); !broken.empty())
         throw std::logic_error("verifier: the program is broken after pass \"" + shown + "\" (pipeline so far \"" +
                                program.pipeline_string() + "\"): " + broken);
   }
+  refresh_templates(program);
   return program;
 }
 

@@ -22,7 +22,7 @@ std::string tensor_parallel(Program& program, const PassArgs& args) {
   if (auto e = sequence_parallel_divides_sequence(want.sequence_parallel, want.tensor, program.spec.sequence);
       !e.empty())
     return e;
-  for (auto& role : program.roles) rebuild_role(role, program);
+  program.templates_stale = true;  // every op's shard changed; build_program rebuilds before they are read
   return {};
 }
 

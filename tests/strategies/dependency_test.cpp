@@ -30,6 +30,7 @@ Program unscheduled(const TrainingSpec& spec) {
     if (r.info->kind != PassKind::LAYOUT) continue;
     EXPECT_EQ(r.info->run(p, r.args), "") << pass.name;
   }
+  refresh_templates(p);  // as build_program does before a pass that reads the templates
   return p;
 }
 
