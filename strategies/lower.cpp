@@ -521,15 +521,30 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
   key.reserve(16 + n * 32 + edges.size() * 9);
   append_bytes(key, streams);
   append_bytes(key, contention_);
+  // A group alternates its GEMM pieces with one collective repeated (a split collective's
+  // chunks, a layer's all-gather after a layer's): the last one priced is checked first.
+  const CollectiveNeed* last_need = nullptr;
+  sim::Time last_time;
   for (std::uint32_t k = 0; k < n; ++k) {
     const Item& it = *items[k];
-    durations[k] = it.kind == Item::Kind::COMPUTE ? compute_time(it, c.stage) : closed_form(it.collective, c);
-    append_bytes(key, static_cast<std::uint8_t>(it.kind == Item::Kind::COMPUTE));
-    append_bytes(key, static_cast<std::uint8_t>(it.stream));
-    append_bytes(key, static_cast<std::uint8_t>(it.category));
-    append_bytes(key, it.alloc_bytes);
-    append_bytes(key, it.free_bytes);
-    append_bytes(key, durations[k].ps);
+    if (it.kind == Item::Kind::COMPUTE) {
+      durations[k] = compute_time(it, c.stage);
+    } else {
+      const CollectiveNeed& need = it.collective;
+      if (last_need == nullptr || need.dim != last_need->dim || need.op != last_need->op ||
+          need.bytes != last_need->bytes || need.latency_scale != last_need->latency_scale) {
+        last_time = closed_form(need, c);
+        last_need = &need;
+      }
+      durations[k] = last_time;
+    }
+    // One record per item, appended at once.
+    struct {
+      std::int64_t alloc, free, duration;
+      std::uint8_t compute, stream, category;
+    } record{it.alloc_bytes, it.free_bytes, durations[k].ps, static_cast<std::uint8_t>(it.kind == Item::Kind::COMPUTE),
+             static_cast<std::uint8_t>(it.stream), static_cast<std::uint8_t>(it.category)};
+    key.append(reinterpret_cast<const char*>(&record), 3 * sizeof(std::int64_t) + 3);
   }
   for (const LocalEdge& e : edges) {
     append_bytes(key, e.from);
