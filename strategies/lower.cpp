@@ -748,6 +748,7 @@ Lowered Lowering::run() {
   // Per device and step: the task that takes the step's dependencies (its first) and the one
   // waited for at its end (its last); they differ only for a whole run lowered item by item.
   std::vector<std::vector<std::uint32_t>> first_task(num_devices), last_task(num_devices);
+  std::unordered_map<Label, std::uint16_t, LabelIdentityHash> plan_labels;  // the plan's id of each item label
   // Per sender's slot: the instance its send and the peer's receive both join, and (fast
   // fidelity) the send's task, which the receive's step stands for.
   std::vector<std::uint32_t> p2p_comm(num_devices * m * v * 2, sim::NONE);
@@ -825,7 +826,9 @@ Lowered Lowering::run() {
       ts.device = dev;
       ts.stream = it.stream;
       ts.category = static_cast<std::uint8_t>(it.category);
-      ts.label = b.label(it.label);
+      auto [known, fresh] = plan_labels.try_emplace(it.label, 0);
+      if (fresh) known->second = b.label(it.label.str());  // the plan's ids in first-use order, as before
+      ts.label = known->second;
       ts.micro_batch = step.micro_batch;
       ts.mem_class = static_cast<std::uint8_t>(it.mem_class);
       ts.alloc_bytes = it.alloc_bytes;

@@ -13,6 +13,7 @@
 
 #include "hardware/collectives.hpp"
 #include "models/model.hpp"
+#include "strategies/label.hpp"
 #include "strategies/spec.hpp"
 
 namespace trainsim::strategies {
@@ -88,7 +89,7 @@ struct Dep {
   Target target = Target::PREVIOUS;
   On on = On::END;
   std::int32_t offset = 1;  // PREVIOUS
-  std::string label;        // ITEM
+  Label label;              // ITEM
   std::int32_t layer_offset = 0;
   MicroBatch micro_batch = MicroBatch::SAME;
   std::int32_t micro_batch_offset = 0;
@@ -100,11 +101,11 @@ struct Dep {
     d.on = on;
     return d;
   }
-  static Dep item(std::string label, Direction dir, std::int32_t layer_offset = 0, On on = On::END,
+  static Dep item(Label label, Direction dir, std::int32_t layer_offset = 0, On on = On::END,
                   MicroBatch mb = MicroBatch::SAME, std::int32_t micro_batch_offset = 0) {
     Dep d;
     d.target = Target::ITEM;
-    d.label = std::move(label);
+    d.label = label;
     d.direction = dir;
     d.layer_offset = layer_offset;
     d.on = on;
@@ -112,8 +113,8 @@ struct Dep {
     d.micro_batch_offset = micro_batch_offset;
     return d;
   }
-  static Dep iteration_item(std::string label, std::int32_t layer_offset = 0, On on = On::END) {
-    Dep d = item(std::move(label), Direction::FORWARD, layer_offset, on, MicroBatch::ITERATION);
+  static Dep iteration_item(Label label, std::int32_t layer_offset = 0, On on = On::END) {
+    Dep d = item(label, Direction::FORWARD, layer_offset, on, MicroBatch::ITERATION);
     return d;
   }
   static Dep every_stream() {
@@ -182,7 +183,7 @@ struct Item {
   bool host_memory = false;        // alloc/free land in the host's memory, not the GPU's
   std::int64_t alloc_bytes = 0;    // at start
   std::int64_t free_bytes = 0;     // at end
-  std::string label;               // what it is, for traces and dependencies: "fwd", "bwd" …
+  Label label;                     // what it is, for traces and dependencies: "fwd", "bwd" …
   // What it waits for besides its stream's previous step: by default the item before it
   // (in a template, the run's receive for the first item); passes rewire.
   DepList deps = Dep::previous();

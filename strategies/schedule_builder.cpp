@@ -120,7 +120,7 @@ class Resolver {
 
   const Role& role_;
   std::int32_t micro_batches_;
-  std::unordered_map<std::string, std::uint32_t> labels_;
+  std::unordered_map<Label, std::uint32_t, LabelIdentityHash> labels_;  // ids in scan order
   std::vector<std::vector<std::int32_t>> chunk_ids_;  // per chunk: forward, backward
   std::vector<std::int32_t> list_ids_[3];             // prologue, floating, tail
   std::unordered_map<ItemKey, Span, ItemKeyHash> spans_;
@@ -317,7 +317,7 @@ void ScheduleBuilder::emit_send(const RunRef& ref, std::uint32_t last, std::uint
 // bucket after the last accumulation) only on the last run.
 std::vector<bool> ScheduleBuilder::whole_runs() const {
   enum : std::uint8_t { ALWAYS = 1, FIRST = 2, LAST = 4 };
-  std::unordered_map<std::string, std::uint8_t> referenced;  // label → how
+  std::unordered_map<Label, std::uint8_t, LabelIdentityHash> referenced;  // label → how
   auto scan = [&](const std::vector<Item>& items) {
     for (const Item& it : items)
       for (const Dep& d : it.deps)

@@ -22,9 +22,9 @@ std::string check_item(const Item& it, const Role& role, const std::string& at) 
     if (!(it.fraction > 0 && it.fraction <= 1)) return at + ": fraction " + std::to_string(it.fraction) + " not in (0, 1]";
   } else if (it.kind == Item::Kind::COPY) {
     if (!std::isfinite(it.copy.bytes) || it.copy.bytes < 0)
-      return at + ": copy \"" + it.label + "\" has " + std::to_string(it.copy.bytes) + " bytes";
+      return at + ": copy \"" + it.label.str() + "\" has " + std::to_string(it.copy.bytes) + " bytes";
   } else if (!std::isfinite(it.collective.bytes) || it.collective.bytes < 0) {
-    return at + ": collective \"" + it.label + "\" has " + std::to_string(it.collective.bytes) + " bytes";
+    return at + ": collective \"" + it.label.str() + "\" has " + std::to_string(it.collective.bytes) + " bytes";
   }
   for (const Dep& d : it.deps) {
     if (d.target == Dep::Target::PREVIOUS && d.offset < 1)

@@ -47,7 +47,7 @@ inline void recompute_in_segments(Program& program, std::int64_t k) {
               r.category = Category::RECOMPUTE;
               r.label = "recompute";
             } else {
-              r.label = "recompute-" + r.label;
+              r.label = Label("recompute-" + r.label.str());
             }
             backward.push_back(std::move(r));
           }

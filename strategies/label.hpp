@@ -1,0 +1,43 @@
+#pragma once
+// What an item is called in traces and dependencies: "fwd", "tp-all-gather",
+// "dp-grad-bucket". A program holds thousands of items, which the passes copy, and a few
+// dozen distinct names; so each name is stored once for the whole process (interned) and a
+// Label is a pointer to that copy: copied, compared and hashed as one word, never allocated.
+#include <cstddef>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace trainsim::strategies {
+
+class Label {
+ public:
+  Label();  // the empty name
+  Label(std::string_view name);                                    // NOLINT: names convert
+  Label(const char* name) : Label(std::string_view(name)) {}       // NOLINT
+  Label(const std::string& name) : Label(std::string_view(name)) {}  // NOLINT
+
+  const std::string& str() const { return *text_; }
+  bool empty() const { return text_->empty(); }
+
+  // One interned copy per name: equal names are the same pointer.
+  friend bool operator==(const Label& a, const Label& b) { return a.text_ == b.text_; }
+  friend bool operator==(const Label& a, const char* b) { return *a.text_ == b; }
+  friend bool operator==(const Label& a, const std::string& b) { return *a.text_ == b; }
+  // By name, so that anything sorted by label is sorted the same in every run.
+  friend auto operator<=>(const Label& a, const Label& b) { return a.str() <=> b.str(); }
+  friend std::ostream& operator<<(std::ostream& os, const Label& l) { return os << l.str(); }
+
+  // For hash maps that are only looked up, never iterated (the pointer differs from run to run).
+  std::size_t identity_hash() const { return std::hash<const void*>{}(text_); }
+
+ private:
+  const std::string* text_;
+};
+
+struct LabelIdentityHash {
+  std::size_t operator()(const Label& l) const { return l.identity_hash(); }
+};
+
+}  // namespace trainsim::strategies

@@ -1,0 +1,48 @@
+#include "strategies/label.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace trainsim::strategies {
+namespace {
+
+TEST(Label, EqualNamesAreOneInternedCopy) {
+  const std::string built = std::string("tp-") + "reduce-scatter";
+  const Label a("tp-reduce-scatter"), b(built);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(&a.str(), &b.str());
+  EXPECT_EQ(a.identity_hash(), b.identity_hash());
+  EXPECT_EQ(a, "tp-reduce-scatter");
+  EXPECT_EQ(a, built);
+  EXPECT_NE(a, Label("tp-all-gather"));
+  EXPECT_NE(a, "tp-reduce");
+  EXPECT_TRUE(Label().empty());
+  EXPECT_EQ(Label(), Label(""));
+}
+
+TEST(Label, OrdersByNameNotByAddress) {
+  // Interned in the opposite order to their names'.
+  const Label z("zz-label-order-test"), a("aa-label-order-test");
+  EXPECT_LT(a, z);
+  std::map<Label, int> sorted{{z, 1}, {a, 0}};
+  EXPECT_EQ(sorted.begin()->first, "aa-label-order-test");
+}
+
+TEST(Label, ThreadsShareTheInternedCopy) {
+  // A name first met on several threads at once still has one copy.
+  std::vector<const std::string*> seen(8, nullptr);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    threads.emplace_back([&seen, i] { seen[i] = &Label(std::string("label-threads-") + "test").str(); });
+  for (auto& t : threads) t.join();
+  for (const auto* s : seen) EXPECT_EQ(s, seen.front());
+  EXPECT_EQ(*seen.front(), "label-threads-test");
+  EXPECT_EQ(&Label("label-threads-test").str(), seen.front());
+}
+
+}  // namespace
+}  // namespace trainsim::strategies
