@@ -36,11 +36,6 @@ const std::string* intern(std::string_view name) {
 
 }  // namespace
 
-Label::Label() {
-  static const std::string* const EMPTY = intern({});
-  text_ = EMPTY;
-}
-
-Label::Label(std::string_view name) : text_(intern(name)) {}
+Label::Label(std::string_view name) : text_(name.empty() ? nullptr : intern(name)) {}
 
 }  // namespace trainsim::strategies

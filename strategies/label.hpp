@@ -13,18 +13,18 @@ namespace trainsim::strategies {
 
 class Label {
  public:
-  Label();  // the empty name
+  Label() = default;  // the empty name
   Label(std::string_view name);                                    // NOLINT: names convert
   Label(const char* name) : Label(std::string_view(name)) {}       // NOLINT
   Label(const std::string& name) : Label(std::string_view(name)) {}  // NOLINT
 
-  const std::string& str() const { return *text_; }
-  bool empty() const { return text_->empty(); }
+  const std::string& str() const { return text_ != nullptr ? *text_ : EMPTY; }
+  bool empty() const { return text_ == nullptr; }
 
   // One interned copy per name: equal names are the same pointer.
   friend bool operator==(const Label& a, const Label& b) { return a.text_ == b.text_; }
-  friend bool operator==(const Label& a, const char* b) { return *a.text_ == b; }
-  friend bool operator==(const Label& a, const std::string& b) { return *a.text_ == b; }
+  friend bool operator==(const Label& a, const char* b) { return a.str() == b; }
+  friend bool operator==(const Label& a, const std::string& b) { return a.str() == b; }
   // By name, so that anything sorted by label is sorted the same in every run.
   friend auto operator<=>(const Label& a, const Label& b) { return a.str() <=> b.str(); }
   friend std::ostream& operator<<(std::ostream& os, const Label& l) { return os << l.str(); }
@@ -33,7 +33,8 @@ class Label {
   std::size_t identity_hash() const { return std::hash<const void*>{}(text_); }
 
  private:
-  const std::string* text_;
+  inline static const std::string EMPTY;
+  const std::string* text_ = nullptr;  // the interned copy; null for the empty name
 };
 
 struct LabelIdentityHash {

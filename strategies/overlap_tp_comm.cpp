@@ -58,8 +58,8 @@ void split(std::vector<Item>& items, std::int64_t k, std::uint8_t tp_stream) {
       Item c = comm;
       if (after_compute) {
         // compute j, then its transfer; compute j+1 follows compute j, not transfer j.
-        if (j > 0) x.deps = {Dep::previous(2)};
-        c.deps = {Dep::previous(1)};
+        if (j > 0) x.deps = Dep::previous(2);
+        c.deps = Dep::previous(1);
         out.push_back(std::move(x));
         out.push_back(std::move(c));
       } else {

@@ -1,6 +1,7 @@
 #include "strategies/program.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <compare>
 #include <map>
@@ -178,9 +179,18 @@ Item collective_item(Dim dim, hardware::Collective op, double bytes, std::int32_
   it.collective = {dim, op, bytes};
   it.category = dim == Dim::TENSOR ? Category::TP_COMM : dim == Dim::DATA ? Category::DP_COMM : Category::PP_COMM;
   it.stream = COMPUTE_STREAM;  // Megatron's tensor-parallel collectives block the compute stream
-  it.layer = group;
-  it.deps = {Dep::previous()};
-  it.label = std::string(dim == Dim::TENSOR ? "tp-" : dim == Dim::DATA ? "dp-" : "pp-") + hardware::to_string(op);
+  it.layer = group;  // waits for the item before it (Item's default)
+  // "tp-all-gather", named once per (dimension, collective) for the process.
+  static const auto labels = [] {
+    constexpr std::size_t COLLECTIVES = static_cast<std::size_t>(hardware::Collective::ALL_TO_ALL) + 1;  // the last
+    std::array<std::array<Label, COLLECTIVES>, 3> out;
+    for (int d = 0; d < 3; ++d)
+      for (std::size_t o = 0; o < out[0].size(); ++o)
+        out[static_cast<std::size_t>(d)][o] = Label(std::string(d == 0 ? "tp-" : d == 1 ? "dp-" : "pp-") +
+                                                    hardware::to_string(static_cast<hardware::Collective>(o)));
+    return out;
+  }();
+  it.label = labels[static_cast<std::size_t>(dim)][static_cast<std::size_t>(op)];
   return it;
 }
 
@@ -230,9 +240,9 @@ void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, 
     it.kind = Item::Kind::COMPUTE;
     it.segment = seg.index;
     it.cost = dir == Direction::FORWARD ? Cost::FORWARD : Cost::BACKWARD;
-    it.layer = current_group;
-    it.deps = {Dep::previous()};
-    it.label = dir == Direction::FORWARD ? "fwd" : "bwd";
+    it.layer = current_group;  // waits for the item before it (Item's default)
+    static const Label FWD("fwd"), BWD("bwd");
+    it.label = dir == Direction::FORWARD ? FWD : BWD;
     if (dir == Direction::FORWARD)
       it.alloc_bytes = seg.activation;
     else

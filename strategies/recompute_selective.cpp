@@ -41,7 +41,7 @@ std::string recompute_selective(Program& program, const PassArgs& /*args*/) {
             Item r;
             r.kind = Item::Kind::COMPUTE;
             r.cost = Cost::FORWARD;
-            r.deps = {Dep::previous()};
+            r.deps = Dep::previous();
             r.category = Category::RECOMPUTE;
             r.layer = it.layer;
             r.label = "recompute";

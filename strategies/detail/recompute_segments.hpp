@@ -5,6 +5,7 @@
 // layers runs again, collectives included, allocating their activations; each layer's
 // backward frees its own, and the segment's first layer's backward also frees the input.
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "strategies/program.hpp"
@@ -33,21 +34,33 @@ inline void recompute_in_segments(Program& program, std::int64_t k) {
         it.alloc_bytes = it.layer != seen && starts_segment(it.layer) ? checkpoint : 0;
         seen = it.layer;
       }
-      // Backward: before the segment's first backward item, the forward of all its layers.
+      // Backward: before the segment's first backward item, the forward of all its layers
+      // (each segment's forward items, in template order, listed once).
+      std::vector<std::vector<std::uint32_t>> forward_of_segment;
+      for (std::uint32_t j = 0; j < original.size(); ++j) {
+        if (!is_layer(original[j].layer)) continue;
+        const auto s = static_cast<std::size_t>(segment_of(original[j].layer));
+        if (forward_of_segment.size() <= s) forward_of_segment.resize(s + 1);
+        forward_of_segment[s].push_back(j);
+      }
+      static const Label RECOMPUTE("recompute");
+      std::unordered_map<Label, Label, LabelIdentityHash> redone;  // a collective's label → "recompute-" + it
       std::vector<Item> backward;
       for (std::size_t i = 0; i < chunk.backward.size(); ++i) {
         const Item& it = chunk.backward[i];
         const bool first_of_segment =
             is_layer(it.layer) && (i == 0 || segment_of(chunk.backward[i - 1].layer) != segment_of(it.layer));
-        if (first_of_segment) {
-          for (const Item& f : original) {
-            if (!is_layer(f.layer) || segment_of(f.layer) != segment_of(it.layer)) continue;
-            Item r = f;
+        const auto s = first_of_segment ? static_cast<std::size_t>(segment_of(it.layer)) : 0;
+        if (first_of_segment && s < forward_of_segment.size()) {
+          for (const std::uint32_t j : forward_of_segment[s]) {
+            Item r = original[j];
             if (r.kind == Item::Kind::COMPUTE) {
               r.category = Category::RECOMPUTE;
-              r.label = "recompute";
+              r.label = RECOMPUTE;
             } else {
-              r.label = Label("recompute-" + r.label.str());
+              auto [pos, fresh] = redone.try_emplace(r.label);
+              if (fresh) pos->second = Label("recompute-" + r.label.str());
+              r.label = pos->second;
             }
             backward.push_back(std::move(r));
           }
