@@ -86,14 +86,15 @@ struct Dep {
     EVERY,      // every micro-batch's, in the `direction` template (the last accumulation)
     ITERATION,  // a once-per-iteration item (prologue, floating, tail)
   };
+  // (Ordered by size: an item holds one in place, and templates hold thousands of items.)
   Target target = Target::PREVIOUS;
   On on = On::END;
-  std::int32_t offset = 1;  // PREVIOUS
-  Label label;              // ITEM
-  std::int32_t layer_offset = 0;
   MicroBatch micro_batch = MicroBatch::SAME;
-  std::int32_t micro_batch_offset = 0;
   Direction direction = Direction::FORWARD;
+  std::int32_t offset = 1;  // PREVIOUS
+  std::int32_t layer_offset = 0;
+  std::int32_t micro_batch_offset = 0;
+  Label label;              // ITEM
 
   static Dep previous(std::int32_t k = 1, On on = On::END) {
     Dep d;
@@ -170,17 +171,18 @@ class DepList {
 // One element of a per-micro-batch template or of a once-per-iteration list.
 struct Item {
   enum class Kind : std::uint8_t { COMPUTE, COLLECTIVE, COPY };
+  // (Ordered so that the small fields pack: the passes copy items by the thousand.)
   Kind kind = Kind::COMPUTE;
-  std::uint32_t segment = 0;       // COMPUTE: index into Role::segments
   Cost cost = Cost::FORWARD;       // COMPUTE: which of the segment's costs it pays
+  Category category = Category::COMPUTE;
+  std::uint8_t stream = COMPUTE_STREAM;  // declared with Program::stream
+  std::uint32_t segment = 0;       // COMPUTE: index into Role::segments
+  MemClass mem_class = MemClass::ACTIVATIONS;
+  bool host_memory = false;        // alloc/free land in the host's memory, not the GPU's
+  std::int32_t layer = -1;         // model layer (−1 embedding, num_layers head and tail)
   double fraction = 1.0;           // COMPUTE: share of the segment's cost (a GEMM cut into chunks)
   CollectiveNeed collective;       // COLLECTIVE
   CopyNeed copy;                   // COPY
-  Category category = Category::COMPUTE;
-  std::uint8_t stream = COMPUTE_STREAM;  // declared with Program::stream
-  std::int32_t layer = -1;         // model layer (−1 embedding, num_layers head and tail)
-  MemClass mem_class = MemClass::ACTIVATIONS;
-  bool host_memory = false;        // alloc/free land in the host's memory, not the GPU's
   std::int64_t alloc_bytes = 0;    // at start
   std::int64_t free_bytes = 0;     // at end
   Label label;                     // what it is, for traces and dependencies: "fwd", "bwd" …
