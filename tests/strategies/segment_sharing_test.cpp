@@ -108,5 +108,73 @@ TEST(LayoutMemo, OnlyAPlanWithFlowsCarriesTheLinks) {
   EXPECT_EQ(full.network.capacity_bytes_per_s.size(), cluster.links().size());
 }
 
+
+// build_program rebuilds the templates once, after the layout passes, instead of after
+// each (registry.cpp: the tensor pass leaves them stale). Verifying after every pass makes
+// them be rebuilt after each pass: both ways must give the same program.
+TEST(DeferredRebuild, GivesTheProgramThatRebuildingAfterEveryPassGives) {
+  std::vector<TrainingSpec> specs;
+  specs.push_back(testing::gpt_spec(2, 1, 2, 8));  // no pipeline split after the tensor pass
+  specs.push_back(testing::gpt_spec(2, 2, 2, 8));
+  {
+    auto s = testing::gpt_spec(4, 2, 1, 8);
+    s.layout.sequence_parallel = true;
+    s.recompute = Recompute::FULL;
+    s.zero_stage = 1;
+    s.overlap_tp_comm = s.overlap_grad_reduce = s.overlap_param_gather = true;
+    specs.push_back(s);
+  }
+  {
+    auto s = testing::gpt_spec(2, 2, 1, 8);
+    s.layout.virtual_stages = 2;
+    s.pipeline_schedule = "interleaved-1f1b";
+    s.recompute = Recompute::SELECTIVE;
+    specs.push_back(s);
+  }
+  for (const TrainingSpec& spec : specs) {
+    BuildOptions deferred, every_pass;
+    deferred.verify = false;
+    every_pass.verify = true;
+    const Program a = build_program(spec, deferred), b = build_program(spec, every_pass);
+    const std::string what = a.pipeline_string();
+    EXPECT_EQ(what, b.pipeline_string());
+    EXPECT_FALSE(a.templates_stale);
+    ASSERT_EQ(a.roles.size(), b.roles.size()) << what;
+    for (std::size_t r = 0; r < a.roles.size(); ++r) {
+      const Role& x = a.roles[r];
+      const Role& y = b.roles[r];
+      EXPECT_EQ(x.params, y.params) << what;
+      for (int c = 0; c < static_cast<int>(MemClass::COUNT); ++c) EXPECT_EQ(x.static_bytes[c], y.static_bytes[c]) << what;
+      ASSERT_EQ(x.segments.size(), y.segments.size()) << what;
+      for (std::size_t g = 0; g < x.segments.size(); ++g) {
+        EXPECT_EQ(x.segments[g].name, y.segments[g].name) << what;
+        EXPECT_EQ(x.segments[g].ops.size(), y.segments[g].ops.size()) << what;
+      }
+      ASSERT_EQ(x.steps.size(), y.steps.size()) << what;
+      EXPECT_EQ(x.step_deps, y.step_deps) << what;
+      ASSERT_EQ(x.chunks.size(), y.chunks.size()) << what;
+      for (std::size_t c = 0; c < x.chunks.size(); ++c)
+        for (auto [u, v] : {std::pair(&x.chunks[c].forward, &y.chunks[c].forward),
+                            std::pair(&x.chunks[c].backward, &y.chunks[c].backward)}) {
+          ASSERT_EQ(u->size(), v->size()) << what;
+          for (std::size_t i = 0; i < u->size(); ++i) {
+            const Item& p = (*u)[i];
+            const Item& q = (*v)[i];
+            EXPECT_EQ(p.kind, q.kind) << what << " item " << i;
+            EXPECT_EQ(p.segment, q.segment) << what << " item " << i;
+            EXPECT_EQ(p.cost, q.cost) << what << " item " << i;
+            EXPECT_EQ(p.fraction, q.fraction) << what << " item " << i;
+            EXPECT_EQ(p.collective.bytes, q.collective.bytes) << what << " item " << i;
+            EXPECT_EQ(p.label, q.label) << what << " item " << i;
+            EXPECT_EQ(p.layer, q.layer) << what << " item " << i;
+            EXPECT_EQ(p.alloc_bytes, q.alloc_bytes) << what << " item " << i;
+            EXPECT_EQ(p.free_bytes, q.free_bytes) << what << " item " << i;
+            EXPECT_EQ(p.deps.size(), q.deps.size()) << what << " item " << i;
+          }
+        }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::strategies
