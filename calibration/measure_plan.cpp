@@ -111,20 +111,22 @@ MeasurePlan make_measure_plan(bool quick) {
   for (auto d : preset_head_dims()) {
     for (auto s : seqs) {
       for (bool causal : {false, true}) {
-        // 16 heads of one sample: the scores tensor of the unfused path, 16·s² 16-bit values,
-        // stays at 8 GiB or less up to s = 16384.
-        attention.push_back({1, 16, s, d, causal});
+        // 16 heads and 16k tokens (batch 16384 / s), as the flash-attention benchmark runs
+        // them: one sample of 16 heads leaves most SMs idle at short sequences, which no
+        // training step does. The unfused path's scores, b·16·s² 16-bit values, stay at
+        // 8 GiB or less up to s = 16384.
+        attention.push_back({std::max<std::int64_t>(1, 16384 / s), 16, s, d, causal});
       }
     }
   }
   p.attention = spread_order(attention);
 
-  // Full: up to 4 GiB so that six sizes (128 MiB … 4 GiB) are above the memory fit's L2 cut
+  // Up to 4 GiB so that six sizes (128 MiB … 4 GiB) are above the memory fit's L2 cut
   // (memory_fit.hpp: 100 MB of traffic), the fewest its held-back check needs; Adam's
-  // footprint at 4 GiB is 8 GiB, and larger sizes than free memory allows are skipped.
-  // Quick: every other size up to 1 GiB (too few above the cut to fit; reported as such).
-  p.memory_kernel_bytes = spread_order(quick ? powers_of_two(std::int64_t{1} << 20, std::int64_t{1} << 31, 2)
-                                             : powers_of_two(std::int64_t{1} << 20, std::int64_t{1} << 32, 1));
+  // footprint at 4 GiB is 8 GiB, and larger sizes than free memory allows are skipped. Quick
+  // runs the same sizes: 13 sizes of six kernels take seconds, and a memory fit is what the
+  // cost model's memory-bound kernels read.
+  p.memory_kernel_bytes = spread_order(powers_of_two(std::int64_t{1} << 20, std::int64_t{1} << 32, 1));
   p.copy_bytes = spread_order(powers_of_two(std::int64_t{4} << 10, std::int64_t{1} << 30, quick ? 2 : 1));
   // nccl-tests' default sweep (-b 8 -e 4G -f 2); quick: every other size. Collectives stay in
   // ascending order, as nccl-tests runs them and as the log table lists them.
@@ -147,6 +149,42 @@ MeasurePlan make_measure_plan(bool quick) {
     p.collective_s = 3600;
   }
   return p;
+}
+
+const char* measure_phase_name(MeasurePhase phase) {
+  switch (phase) {
+    case MeasurePhase::GemmBf16: return "gemm-bf16";
+    case MeasurePhase::GemmFp16: return "gemm-fp16";
+    case MeasurePhase::GemmFp8: return "gemm-fp8";
+    case MeasurePhase::GemmTf32: return "gemm-tf32";
+    case MeasurePhase::AttentionFused: return "attention-fused";
+    case MeasurePhase::AttentionUnfused: return "attention-unfused";
+    case MeasurePhase::Memory: return "memory";
+    case MeasurePhase::Copies: return "copies";
+    case MeasurePhase::Collectives: return "collectives";
+  }
+  return "?";
+}
+
+MeasurePhases MeasurePhases::parse(const std::string& list) {
+  std::string valid;
+  for (MeasurePhase p : kMeasurePhases) valid += (valid.empty() ? "" : ", ") + std::string(measure_phase_name(p));
+  MeasurePhases phases;
+  phases.bits_ = 0;
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    const std::size_t end = std::min(list.find(',', begin), list.size());
+    const std::string name = list.substr(begin, end - begin);
+    const auto* found = std::find_if(std::begin(kMeasurePhases), std::end(kMeasurePhases),
+                                     [&](MeasurePhase p) { return name == measure_phase_name(p); });
+    if (found == std::end(kMeasurePhases))
+      throw std::invalid_argument("unknown phase \"" + name + "\" (valid: " + valid + ")");
+    const unsigned bit = 1u << static_cast<unsigned>(*found);
+    if (phases.bits_ & bit) throw std::invalid_argument("phase \"" + name + "\" named twice");
+    phases.bits_ |= bit;
+    begin = end + 1;
+  }
+  return phases;
 }
 
 }  // namespace trainsim::calibration

@@ -6,6 +6,7 @@
 // copies and collectives. Every list is ordered so that any prefix spreads over the whole
 // range: the harness works under a time budget and stops a phase where the budget ends.
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,29 @@ inline constexpr std::int64_t kTrainingSequences[] = {2048, 4096, 8192};
                                                        const std::vector<std::int64_t>& tensor,
                                                        const std::vector<std::int64_t>& micro_batches,
                                                        const std::vector<std::int64_t>& sequences);
+
+// The harness's phases, in the order it runs them. A run may measure only some of them
+// (`calibrate --measure --phases gemm-bf16,memory`): to re-measure what changed, or to keep a
+// short lease on a GPU machine for what matters most.
+enum class MeasurePhase { GemmBf16, GemmFp16, GemmFp8, GemmTf32, AttentionFused, AttentionUnfused, Memory, Copies, Collectives };
+inline constexpr MeasurePhase kMeasurePhases[] = {
+    MeasurePhase::GemmBf16,       MeasurePhase::GemmFp16,         MeasurePhase::GemmFp8,
+    MeasurePhase::GemmTf32,       MeasurePhase::AttentionFused,   MeasurePhase::AttentionUnfused,
+    MeasurePhase::Memory,         MeasurePhase::Copies,           MeasurePhase::Collectives};
+[[nodiscard]] const char* measure_phase_name(MeasurePhase phase);
+
+// The set of phases a run measures; the default is every phase.
+class MeasurePhases {
+ public:
+  MeasurePhases() : bits_((1u << std::size(kMeasurePhases)) - 1) {}
+  [[nodiscard]] bool has(MeasurePhase p) const { return (bits_ >> static_cast<unsigned>(p)) & 1u; }
+  // A comma-separated list of phase names ("gemm-bf16,attention-fused,memory"); an unknown
+  // or repeated name, or an empty list, throws std::invalid_argument naming the valid names.
+  [[nodiscard]] static MeasurePhases parse(const std::string& list);
+
+ private:
+  unsigned bits_;
+};
 
 // The whole plan. `quick`: bounded to 10 minutes on one GPU (fewer shapes and sizes, smaller
 // phase budgets); otherwise every shape, with a 4-hour bound.

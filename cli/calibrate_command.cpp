@@ -1,6 +1,7 @@
 #include "cli/calibrate_command.hpp"
 
 #include "calibration/attention_records.hpp"
+#include "calibration/measure_plan.hpp"
 #include "calibration/profile_fit.hpp"
 #include "cli/detail/output_file.hpp"
 #include "hardware/gpu_profile.hpp"
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <utility>
 #include <ostream>
+#include <stdexcept>
 
 #ifdef TRAINSIM_HAVE_MEASURE
 #include "calibration/cuda/measure.hpp"
@@ -49,6 +51,19 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
            "--gemm-tf32-csv), --attention-csv FILE, --copies-csv FILE and/or --memory-csv FILE\n";
     return 1;
   }
+  if (!o.phases.empty() && !o.measure) {
+    err << "error: calibrate: --phases chooses what a measuring run measures; it needs --measure\n";
+    return 1;
+  }
+  calibration::MeasurePhases phases;
+  if (!o.phases.empty()) {
+    try {
+      phases = calibration::MeasurePhases::parse(o.phases);
+    } catch (const std::invalid_argument& e) {
+      err << "error: calibrate: --phases: " << e.what() << '\n';
+      return 1;
+    }
+  }
   if (o.quick && !o.measure) {
     err << "error: calibrate: --quick bounds a measuring run; it needs --measure\n";
     return 1;
@@ -70,6 +85,7 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
     calibration::cuda::MeasureOptions mo;
     mo.quick = o.quick;
     mo.out_dir = dir;
+    mo.phases = phases;
     calibration::cuda::MeasureResult m = calibration::cuda::measure(mo, out, err);
     if (m.status != 0) return 1;
     // Fit what was measured: the GEMMs of every dtype (the cost model's GEMM curve for
@@ -92,7 +108,7 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
     std::sort(logs.begin(), logs.end());  // directory order is not deterministic
     o.nccl_tests.insert(o.nccl_tests.end(), logs.begin(), logs.end());
     if (o.nccl_tests.empty() && o.gemm_csv.empty() && o.gemm_fp16_csv.empty() && o.gemm_fp8_csv.empty() &&
-        o.gemm_tf32_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty()) {
+        o.gemm_tf32_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty() && o.attention_csv.empty()) {
       err << "error: calibrate --measure: the run measured nothing that can be fitted (see " << dir << "/run.csv)\n";
       return 1;
     }

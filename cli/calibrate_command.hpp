@@ -27,6 +27,7 @@ struct CalibrateOptions {
   bool measure = false;                 // measure the local GPUs first
   bool quick = false;                   // with measure: bounded to 10 minutes on one GPU
   std::string measure_dir;              // raw measurements; empty: "<out>.measurements"
+  std::string phases;                   // with measure: comma-separated phases; empty: every phase
 };
 
 int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::ostream& err);

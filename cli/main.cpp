@@ -152,6 +152,9 @@ int run_main(int argc, char** argv) {
   calibrate_cmd->add_flag("--quick", calibrate.quick, "with --measure: fewer shapes and sizes, at most 10 minutes");
   calibrate_cmd->add_option("--measure-dir", calibrate.measure_dir,
                             "with --measure: folder for the raw measurements (default: <out>.measurements)");
+  calibrate_cmd->add_option("--phases", calibrate.phases,
+                            "with --measure: only these phases, comma-separated (gemm-bf16, gemm-fp16, gemm-fp8, "
+                            "gemm-tf32, attention-fused, attention-unfused, memory, copies, collectives; default: all)");
 
   CLI11_PARSE(app, argc, argv);
 

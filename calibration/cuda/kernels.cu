@@ -38,8 +38,28 @@ __global__ void fill_kernel(T* data, std::size_t count, std::uint32_t seed) {
 
 __global__ void empty_kernel() {}
 
+// Eight BF16 values per 16-byte access, as PyTorch's vectorized elementwise kernels load
+// them: with one 2-byte access per element, too few bytes are in flight to reach the HBM
+// bandwidth that framework kernels reach (on an H100 the scalar form moved 2.28 TB/s).
 __global__ void add_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x, first = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  const std::size_t vectors = n / 8;
+  const auto* a8 = reinterpret_cast<const uint4*>(a);
+  const auto* b8 = reinterpret_cast<const uint4*>(b);
+  auto* c8 = reinterpret_cast<uint4*>(c);
+  for (std::size_t i = first; i < vectors; i += stride) {
+    const uint4 x = a8[i], y = b8[i];
+    uint4 z;
+    const auto* x2 = reinterpret_cast<const __nv_bfloat162*>(&x);
+    const auto* y2 = reinterpret_cast<const __nv_bfloat162*>(&y);
+    auto* z2 = reinterpret_cast<__nv_bfloat162*>(&z);
+    for (int j = 0; j < 4; ++j) {
+      const float2 u = __bfloat1622float2(x2[j]), v = __bfloat1622float2(y2[j]);
+      z2[j] = __floats2bfloat162_rn(u.x + v.x, u.y + v.y);
+    }
+    c8[i] = z;
+  }
+  for (std::size_t i = vectors * 8 + first; i < n; i += stride)
     c[i] = __float2bfloat16(__bfloat162float(a[i]) + __bfloat162float(b[i]));
 }
 
@@ -160,7 +180,7 @@ void fill_uniform(Elem e, void* data, std::size_t count, std::uint32_t seed, cud
 void launch_empty(cudaStream_t stream) { empty_kernel<<<1, 1, 0, stream>>>(); }
 
 void elementwise_add(const void* a, const void* b, void* c, std::size_t n, cudaStream_t stream) {
-  add_kernel<<<grid_for(n), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(a),
+  add_kernel<<<grid_for((n + 7) / 8), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(a),
                                                    static_cast<const __nv_bfloat16*>(b),
                                                    static_cast<__nv_bfloat16*>(c), n);
 }

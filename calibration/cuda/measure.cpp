@@ -63,6 +63,9 @@ MeasureResult measure(const MeasureOptions& o, std::ostream& out, std::ostream& 
     using detail::GemmDtype;
     for (GemmDtype dtype : {GemmDtype::BF16, GemmDtype::FP16, GemmDtype::FP8, GemmDtype::TF32}) {
       const char* name = detail::dtype_name(dtype);
+      const MeasurePhase gemm_phase[] = {MeasurePhase::GemmBf16, MeasurePhase::GemmFp16, MeasurePhase::GemmFp8,
+                                         MeasurePhase::GemmTf32};
+      if (!o.phases.has(gemm_phase[static_cast<int>(dtype)])) continue;
       // FP8 tensor cores: Ada (8.9) and Hopper (9.0) on; the issue asks for sm_90+.
       if (dtype == GemmDtype::FP8 && gpu.compute_capability < 89) {
         run.notes.push_back(fmt::format("gemm fp8: skipped: compute capability {} has no FP8 tensor cores", gpu.compute_capability));
@@ -76,36 +79,46 @@ MeasureResult measure(const MeasureOptions& o, std::ostream& out, std::ostream& 
     }
     // The attention budget is shared: half for cuDNN's fused kernels (what training runs
     // use, and what the profile's attention curve is fitted from), half for the unfused path.
+    std::vector<AttentionRecord> attention;
+    const bool fused = o.phases.has(MeasurePhase::AttentionFused), unfused = o.phases.has(MeasurePhase::AttentionUnfused);
 #ifdef TRAINSIM_HAVE_CUDNN
-    out << fmt::format("attention (cuDNN fused SDPA): {} problems planned\n", plan.attention.size());
-    std::vector<AttentionRecord> attention;
-    try {
-      attention = detail::measure_fused_attention(phase(plan.attention_s / 2), plan.attention);
-    } catch (const detail::MeasureError& failure) {
-      // This phase has never run on a GPU (README): a failure in it is noted and the run goes
-      // on; if the device itself is broken, the next phase stops the run as before.
-      run.notes.push_back(std::string("sdpa: stopped by an error: ") + failure.what());
+    if (fused) {
+      out << fmt::format("attention (cuDNN fused SDPA): {} problems planned\n", plan.attention.size());
+      try {
+        attention = detail::measure_fused_attention(phase(plan.attention_s / 2), plan.attention);
+      } catch (const detail::MeasureError& failure) {
+        // A failure in this phase is noted and the run goes on; if the device itself is
+        // broken, the next phase stops the run as before.
+        run.notes.push_back(std::string("sdpa: stopped by an error: ") + failure.what());
+      }
     }
-    const double unfused_s = plan.attention_s / 2;
+    const double unfused_s = fused ? plan.attention_s / 2 : plan.attention_s;
 #else
-    run.notes.push_back("sdpa: cuDNN fused attention not measured: this build of trainsim found no cuDNN");
-    std::vector<AttentionRecord> attention;
+    if (fused) run.notes.push_back("sdpa: cuDNN fused attention not measured: this build of trainsim found no cuDNN");
     const double unfused_s = plan.attention_s;
 #endif
-    out << fmt::format("attention (unfused): {} problems planned\n", plan.attention.size());
-    auto unfused = detail::measure_attention(phase(unfused_s), plan.attention);
-    attention.insert(attention.end(), unfused.begin(), unfused.end());
-    write_file(dir / "attention.csv", write_attention_csv(attention));
-    out << "memory-bound kernels and launch cost\n";
-    auto memory = detail::measure_memory_kernels(phase(plan.memory_s), plan.memory_kernel_bytes);
-    write_file(dir / "memory.csv", write_sized_csv(memory));
-    out << "copies\n";
-    auto copies = detail::measure_copies(phase(plan.copy_s), count, plan.copy_bytes);
-    write_file(dir / "copies.csv", write_sized_csv(copies));
-    out << "collectives\n";
-    detail::measure_collectives(phase(plan.collective_s), run, plan.collective_bytes, [&](const CollectiveRecord& c) {
-      write_file(dir / collective_file_name(c), write_nccl_tests_log(c));
-    });
+    if (unfused) {
+      out << fmt::format("attention (unfused): {} problems planned\n", plan.attention.size());
+      auto rows = detail::measure_attention(phase(unfused_s), plan.attention);
+      attention.insert(attention.end(), rows.begin(), rows.end());
+    }
+    if (fused || unfused) write_file(dir / "attention.csv", write_attention_csv(attention));
+    if (o.phases.has(MeasurePhase::Memory)) {
+      out << "memory-bound kernels and launch cost\n";
+      auto memory = detail::measure_memory_kernels(phase(plan.memory_s), plan.memory_kernel_bytes);
+      write_file(dir / "memory.csv", write_sized_csv(memory));
+    }
+    if (o.phases.has(MeasurePhase::Copies)) {
+      out << "copies\n";
+      auto copies = detail::measure_copies(phase(plan.copy_s), count, plan.copy_bytes);
+      write_file(dir / "copies.csv", write_sized_csv(copies));
+    }
+    if (o.phases.has(MeasurePhase::Collectives)) {
+      out << "collectives\n";
+      detail::measure_collectives(phase(plan.collective_s), run, plan.collective_bytes, [&](const CollectiveRecord& c) {
+        write_file(dir / collective_file_name(c), write_nccl_tests_log(c));
+      });
+    }
     result.seconds = now_s() - start;
     run.notes.push_back(fmt::format("measured in {:.0f} s", result.seconds));
     write_file(dir / "run.csv", write_run_csv(run));

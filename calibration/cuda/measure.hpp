@@ -8,6 +8,7 @@
 #include <string>
 
 #include "calibration/measure_output.hpp"
+#include "calibration/measure_plan.hpp"
 
 namespace trainsim::calibration::cuda {
 
@@ -17,6 +18,7 @@ struct MeasureOptions {
   // Seconds the whole run may take; 0: the plan's bound (10 minutes quick, 4 hours full).
   // Tests set a few seconds.
   double time_limit_s = 0;
+  MeasurePhases phases;  // default: every phase
 };
 
 // CUDA devices this process sees; −1 when the runtime or driver cannot tell (no driver).

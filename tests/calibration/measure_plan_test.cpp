@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace trainsim::calibration {
 namespace {
@@ -68,6 +70,9 @@ TEST(MeasurePlan, QuickPlanFitsTenMinutesAndCoversTheRanges) {
   EXPECT_EQ(2 * causal, static_cast<long>(q.attention.size()));
   for (std::int64_t d : {96, 128, 160})
     EXPECT_TRUE(std::any_of(q.attention.begin(), q.attention.end(), [&](const AttentionProblem& a) { return a.head_dim == d; }));
+  // 16k tokens per problem at every sequence length, as the flash-attention benchmark runs them.
+  for (const MeasurePlan* p : {&q, &f})
+    for (const AttentionProblem& a : p->attention) EXPECT_EQ(a.batch * a.sequence, 16384) << a.sequence;
 }
 
 TEST(MeasurePlan, SpreadOrderIsAPermutationWhosePrefixesSpanTheRange) {
@@ -90,6 +95,31 @@ TEST(MeasurePlan, ThinOutKeepsTheEnds) {
   EXPECT_EQ(thin_out(v, 1), std::vector<int>{0});
 }
 
+TEST(MeasurePlan, PhasesParseFromAListOfNames) {
+  const MeasurePhases all;
+  for (MeasurePhase p : kMeasurePhases) EXPECT_TRUE(all.has(p)) << measure_phase_name(p);
+  const MeasurePhases some = MeasurePhases::parse("memory,gemm-bf16,attention-fused");
+  EXPECT_TRUE(some.has(MeasurePhase::GemmBf16));
+  EXPECT_TRUE(some.has(MeasurePhase::AttentionFused));
+  EXPECT_TRUE(some.has(MeasurePhase::Memory));
+  EXPECT_FALSE(some.has(MeasurePhase::GemmFp8));
+  EXPECT_FALSE(some.has(MeasurePhase::AttentionUnfused));
+  EXPECT_FALSE(some.has(MeasurePhase::Collectives));
+  for (MeasurePhase p : kMeasurePhases) EXPECT_TRUE(MeasurePhases::parse(measure_phase_name(p)).has(p));
+  try {
+    (void)MeasurePhases::parse("gemm-bf16,gemm-int8");
+    ADD_FAILURE() << "an unknown phase was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown phase \"gemm-int8\" (valid: gemm-bf16, gemm-fp16, gemm-fp8, gemm-tf32, "
+                                         "attention-fused, attention-unfused, memory, copies, collectives)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW((void)MeasurePhases::parse(""), std::invalid_argument);
+  EXPECT_THROW((void)MeasurePhases::parse("memory,"), std::invalid_argument);
+  EXPECT_THROW((void)MeasurePhases::parse("memory,memory"), std::invalid_argument);
+}
+
 TEST(MeasurePlan, PhaseBudgetsEndAtTheRunsDeadline) {
   TimeBudget run(100, 600);  // the run: from t = 100 s to 700 s
   EXPECT_TRUE(run.allows(699));
@@ -102,12 +132,14 @@ TEST(MeasurePlan, PhaseBudgetsEndAtTheRunsDeadline) {
 }
 
 }  // namespace
-// The full plan reaches enough sizes above the memory fit's L2 cut for its held-back check.
+// Both plans reach enough sizes above the memory fit's L2 cut for its held-back check.
 TEST(MeasurePlan, FullPlanHasEnoughMemorySizesAboveL2) {
-  const MeasurePlan f = make_measure_plan(false);
-  const auto above = std::count_if(f.memory_kernel_bytes.begin(), f.memory_kernel_bytes.end(),
-                                   [](std::int64_t b) { return static_cast<double>(b) >= kMinStreamingBytes; });
-  EXPECT_GE(above, kMinCopySizes);
+  for (bool quick : {false, true}) {
+    const MeasurePlan f = make_measure_plan(quick);
+    const auto above = std::count_if(f.memory_kernel_bytes.begin(), f.memory_kernel_bytes.end(),
+                                     [](std::int64_t b) { return static_cast<double>(b) >= kMinStreamingBytes; });
+    EXPECT_GE(above, kMinCopySizes) << (quick ? "quick" : "full");
+  }
 }
 
 }  // namespace trainsim::calibration

@@ -321,6 +321,23 @@ TEST(CalibrateCommand, QuickNeedsMeasure) {
   EXPECT_EQ(err.str(), "error: calibrate: --quick bounds a measuring run; it needs --measure\n");
 }
 
+TEST(CalibrateCommand, PhasesNeedMeasureAndKnownNames) {
+  cli::CalibrateOptions o;
+  o.base = "h100-sxm";
+  o.phases = "memory";
+  o.gemm_csv = testing::data_path("gemm/sm90-bf16-xla.csv");
+  o.out_path = "unused.textproto";
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::calibrate_command(o, out, err), 1);
+  EXPECT_EQ(err.str(), "error: calibrate: --phases chooses what a measuring run measures; it needs --measure\n");
+
+  o.measure = true;
+  o.phases = "memory,nvlink";
+  std::ostringstream out2, err2;
+  EXPECT_EQ(cli::calibrate_command(o, out2, err2), 1);
+  EXPECT_EQ(err2.str().rfind("error: calibrate: --phases: unknown phase \"nvlink\" (valid: gemm-bf16, ", 0), 0u) << err2.str();
+}
+
 TEST(CalibrateCommand, WritesTheProfileAndRefusesToFitNothing) {
   std::ostringstream out, err;
   cli::CalibrateOptions none;
