@@ -1,0 +1,137 @@
+// The fits on this project's own harness runs (`calibrate --measure --quick`) on one
+// NVIDIA H100 80GB HBM3 and one H200 (tests/data/calibration/README.md, harness/): held-back
+// errors against issue 10's bars (GEMM shapes: 10 % median; copies and memory-bound kernels:
+// 5 %; attention: the bars of the FlashAttention-2 chart's test, 5 % median and 10 % max),
+// and the harness's GEMMs against PyTorch's on the same machine and shapes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "calibration/alpha_beta_fit.hpp"
+#include "calibration/attention_fit.hpp"
+#include "calibration/attention_records.hpp"
+#include "calibration/copy_fit.hpp"
+#include "calibration/gemm_fit.hpp"
+#include "calibration/memory_fit.hpp"
+#include "hardware/gpu_profile.hpp"
+#include "tests/calibration/test_data.hpp"
+
+namespace trainsim::calibration {
+namespace {
+
+struct Gpu {
+  const char* folder;   // under tests/data/calibration/harness/
+  const char* profile;  // the shipped profile of that GPU (its peaks)
+};
+constexpr Gpu kGpus[] = {{"h100", "h100-sxm"}, {"h200", "h200"}};
+constexpr int kSms = 132;  // both: run-gemm.csv's gpu0.sms
+
+std::string file(const Gpu& g, const std::string& name) { return std::string("harness/") + g.folder + "/" + name; }
+
+TEST(MeasuredGpus, GemmShapesHeldBackWithinTenPercent) {
+  for (const Gpu& g : kGpus) {
+    const auto profile = hardware::find_profile(g.profile);
+    ASSERT_TRUE(profile);
+    const std::pair<const char*, double> dtypes[] = {{"bf16", profile->peak_bf16_flops().value()},
+                                                     {"fp16", profile->peak_fp16_flops().value()},
+                                                     {"fp8", profile->peak_fp8_flops().value()}};
+    for (const auto& [dtype, peak] : dtypes) {
+      std::vector<GemmMeasurement> data;
+      ASSERT_EQ(read_gemm_csv(testing::read_data(file(g, std::string("gemm-") + dtype + ".csv")), dtype, data), "");
+      ASSERT_EQ(data.size(), 187u);  // the quick plan's shapes, every one measured
+      std::vector<GemmMeasurement> fit_on, held;
+      for (std::size_t i = 0; i < data.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(data[i]);
+      const GemmModel m = fit_gemm(fit_on, kSms, peak);
+      std::vector<double> errors;
+      for (const auto& h : held) errors.push_back(std::abs(m.predict(h.shape) - h.seconds) / h.seconds);
+      const double med = median_of(errors);
+      std::printf("%s %s: tile %dx%d, efficiency %.3f; %zu shapes held back: median %.2f %%, max %.2f %%\n", g.folder,
+                  dtype, m.tile_m, m.tile_n, m.efficiency, held.size(), 100 * med,
+                  100 * *std::max_element(errors.begin(), errors.end()));
+      EXPECT_LE(med, 0.10) << g.folder << " " << dtype;
+      EXPECT_GT(m.efficiency, 0.5);
+      EXPECT_LE(m.efficiency, 1.0);
+    }
+  }
+}
+
+TEST(MeasuredGpus, MemoryBoundKernelsAndPinnedCopiesHeldBackWithinFivePercent) {
+  for (const Gpu& g : kGpus) {
+    std::vector<SizedRecord> memory, copies;
+    ASSERT_EQ(read_sized_csv(testing::read_data(file(g, "memory.csv")), "memory.csv", memory, kLaunchKernel), "");
+    ASSERT_EQ(read_sized_csv(testing::read_data(file(g, "copies.csv")), "copies.csv", copies), "");
+    std::string error;
+    const MemoryFit fit = fit_memory(memory, "memory.csv", error);
+    ASSERT_EQ(error, "");
+    ASSERT_EQ(fit.kernels.size(), 5u);  // elementwise, layernorm, rmsnorm, softmax, adam
+    const double hbm = hardware::find_profile(g.profile)->hbm_bytes_per_s().value();
+    for (const CopyKindFit& k : fit.kernels) {
+      std::printf("%s %-12s %.1f GB/s (%.3f of HBM); held back: median %.2f %%, max %.2f %%\n", g.folder, k.kind.c_str(),
+                  k.bytes_per_s * 1e-9, k.bytes_per_s / hbm, 100 * k.held.median, 100 * k.held.max);
+      EXPECT_LE(k.held.median, 0.05) << g.folder << " " << k.kind;
+      EXPECT_LT(k.bytes_per_s, hbm) << "no kernel moves more than the datasheet's HBM bandwidth";
+    }
+    const std::vector<CopyKindFit> lines = fit_copies(copies, "copies.csv", error);
+    ASSERT_EQ(error, "");
+    for (const CopyKindFit& k : lines) {
+      std::printf("%s %-12s %.2f GB/s, alpha %.2f us; held back: median %.2f %%, max %.2f %%\n", g.folder,
+                  k.kind.c_str(), k.bytes_per_s * 1e-9, k.alpha_s * 1e6, 100 * k.held.median, 100 * k.held.max);
+      // Pinned copies are DMA at the PCIe link's rate: the α–β line holds. Pageable copies
+      // stage through host memory in chunks, and device-to-device copies of these sizes
+      // are partly served from L2, so neither is held to the line.
+      if (k.kind == "h2d-pinned" || k.kind == "d2h-pinned") {
+        EXPECT_LE(k.held.median, 0.05) << g.folder << " " << k.kind;
+      }
+    }
+  }
+}
+
+TEST(MeasuredGpus, FusedAttentionHeldBackSequenceLengths) {
+  for (const Gpu& g : kGpus) {
+    std::vector<AttentionRecord> rows;
+    ASSERT_EQ(read_attention_records(testing::read_data(file(g, "attention.csv")), "attention.csv", rows), "");
+    const FusedAttention fused = fused_attention_measurements(rows);
+    ASSERT_EQ(fused.measurements.size(), 24u);  // 3 head dimensions × 4 lengths × causal or not
+    EXPECT_EQ(fused.unpaired_rows, 0u);
+    const std::vector<double> e = hold_out_sequences(fused.measurements, {2048});
+    ASSERT_EQ(e.size(), 6u);
+    const double med = median_of(e), worst = *std::max_element(e.begin(), e.end());
+    std::printf("%s cuDNN fused attention, 2048 held back (6 problems): median %.2f %%, max %.2f %%\n", g.folder,
+                100 * med, 100 * worst);
+    EXPECT_LT(med, 0.05);
+    EXPECT_LT(worst, 0.10);
+  }
+}
+
+// The harness times cuBLASLt's first heuristic algorithm (TN, 32 MiB workspace); PyTorch's
+// `A @ B` on the same GPU and shapes picks its own. On the shapes of at least 1 TFLOP (88
+// of 187, where launch and timer overheads of the Python loop do not count) the two agree:
+// the harness is not measuring a slower path than a framework takes.
+TEST(MeasuredGpus, HarnessGemmsMatchPyTorchOnTheSameShapes) {
+  const std::string text = testing::read_data("harness/h100/pytorch-gemm-bf16.csv");
+  std::vector<double> ratios;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty() || line[0] < '0' || line[0] > '9') continue;
+    double b, m, n, k, torch_rate, harness_rate;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf", &b, &m, &n, &k, &torch_rate, &harness_rate), 6) << line;
+    if (2 * b * m * n * k >= 1e12) ratios.push_back(torch_rate / harness_rate);
+  }
+  ASSERT_EQ(ratios.size(), 88u);
+  const double med = median_of(ratios);
+  std::printf("PyTorch / harness GEMM throughput, %zu shapes of >= 1 TFLOP: median %.3f, min %.3f, max %.3f\n",
+              ratios.size(), med, *std::min_element(ratios.begin(), ratios.end()),
+              *std::max_element(ratios.begin(), ratios.end()));
+  EXPECT_GT(med, 0.95);
+  EXPECT_LT(med, 1.05);
+}
+
+}  // namespace
+}  // namespace trainsim::calibration
