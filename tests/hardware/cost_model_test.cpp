@@ -186,13 +186,13 @@ TEST(CostModel, FusedAttentionIsReadInTheCurvesUnit) {
   Kernel k;
   k.cls = KernelClass::FUSED_ATTENTION;
   k.batch = 64;
-  k.flops = 64 * 4.0 * 16384 * 16384 * 128;  // a forward of 64 heads at seqlen 16k
-  k.curve_flops = 14.0 * 16384 * 16384 * 128;  // the 338 TFLOPS point
-  EXPECT_NEAR(m.achieved_flops(k), 338e12, 338e12 * 1e-5);
+  k.flops = 64 * 4.0 * 8192 * 8192 * 128;     // a forward of 64 heads at seqlen 8k
+  k.curve_flops = 14.0 * 8192 * 8192 * 128;  // the curve's 8k point: 0.596875 of 989 TFLOP/s
+  EXPECT_NEAR(m.achieved_flops(k), 0.596875 * 989e12, 1e7);
   k.flops /= 2;  // causal: half the work at the same point of the curve
-  EXPECT_NEAR(m.achieved_flops(k), 338e12, 338e12 * 1e-5);
-  k.curve_flops = 14.0 * 512 * 512 * 128;  // the 512-token point
-  EXPECT_NEAR(m.achieved_flops(k), 248e12, 248e12 * 1e-5);
+  EXPECT_NEAR(m.achieved_flops(k), 0.596875 * 989e12, 1e7);
+  k.curve_flops = 14.0 * 1024 * 1024 * 128;  // the 1k point: 0.576385
+  EXPECT_NEAR(m.achieved_flops(k), 0.576385 * 989e12, 1e7);
   k.curve_flops = 0;  // no point on the curve: refused, not defaulted
   EXPECT_THROW((void)m.seconds(k), std::invalid_argument);
 }
