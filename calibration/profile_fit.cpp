@@ -55,21 +55,29 @@ std::string fit_attention_into(const CalibrationInput& in, hardware::GpuProfile&
   const std::string held_text = fmt::format(
       "sequence lengths {} held back ({} measurements): median error {}, max {}", fmt::join(held, ", "), errors.size(),
       percent(median_of(errors)), percent(*std::max_element(errors.begin(), errors.end())));
-  auto* curve = p.mutable_batched_gemm_efficiency();
-  curve->Clear();
-  curve->set_variable("fwd_bwd_flops_per_sequence_head");
-  for (std::int64_t s : sequences) {
-    const double x = 3.5 * 4.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(chosen.head_dim);
-    const double executed = chosen.causal ? x / 2 : x;
-    auto* pt = curve->add_point();
-    pt->set_x(x);
-    pt->set_efficiency(std::min(1.0, executed / (peak * (executed * chosen.seconds_per_flop + m.pair_s))));
-  }
-  curve->set_source(fmt::format("trainsim calibrate: attention model fitted to {} ({} measurements; head_dim {}{}), "
-                                "evaluated per (sequence, head) at the measured sequence lengths, without the fitted "
-                                "per-call cost of {:.1f} us (the cost model charges launches itself); {}",
-                                in.attention_origin, in.attention.size(), chosen.head_dim,
-                                chosen.causal ? " causal" : "", m.call_s * 1e6, held_text));
+  // x is the problem's non-causal FLOPs (the curves' unit); a causal kernel executes half.
+  auto write_curve = [&](hardware::EfficiencyCurve* curve, const AttentionModel::Plateau& plateau) {
+    curve->Clear();
+    curve->set_variable("fwd_bwd_flops_per_sequence_head");
+    for (std::int64_t s : sequences) {
+      const double x = 3.5 * 4.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(plateau.head_dim);
+      const double executed = plateau.causal ? x / 2 : x;
+      auto* pt = curve->add_point();
+      pt->set_x(x);
+      pt->set_efficiency(std::min(1.0, executed / (peak * (executed * plateau.seconds_per_flop + m.pair_s))));
+    }
+    curve->set_source(fmt::format("trainsim calibrate: attention model fitted to {} ({} measurements; head_dim {}{}), "
+                                  "evaluated per (sequence, head) at the measured sequence lengths, without the fitted "
+                                  "per-call cost of {:.1f} us (the cost model charges launches itself); {}",
+                                  in.attention_origin, in.attention.size(), plateau.head_dim,
+                                  plateau.causal ? " causal" : "", m.call_s * 1e6, held_text));
+  };
+  write_curve(p.mutable_batched_gemm_efficiency(), chosen);
+  // The causal curve where the causal kernel of the same head dimension was measured.
+  p.clear_causal_attention_efficiency();
+  for (const auto& pl : m.plateaus)
+    if (!chosen.causal && pl.causal && pl.head_dim == chosen.head_dim)
+      write_curve(p.mutable_causal_attention_efficiency(), pl);
   r += fmt::format("attention: {} measurements, {} head-dimension/mask plateaus, per (sequence, head) {:.2f} us, per "
                    "call {:.1f} us\n",
                    in.attention.size(), m.plateaus.size(), m.pair_s * 1e6, m.call_s * 1e6);

@@ -104,6 +104,9 @@ constexpr CurveRule CURVE_RULES[] = {
     {"gemm_efficiency", detail::GEMM_VARIABLE},
     {"batched_gemm_efficiency", detail::BATCHED_GEMM_VARIABLE},
 };
+constexpr CurveRule OPTIONAL_CURVE_RULES[] = {
+    {"causal_attention_efficiency", detail::BATCHED_GEMM_VARIABLE},
+};
 
 bool wanted(ProfilePart rule_part, ProfilePart asked) { return asked == ProfilePart::ALL || rule_part == asked; }
 
@@ -186,6 +189,13 @@ void check_curve(const GpuProfile& profile, const CurveRule& rule, bool require_
   }
   const auto& curve = static_cast<const EfficiencyCurve&>(reflection->GetMessage(profile, field));
   check_curve_points(curve, {{field, -1}}, rule.variable, require_sources, problems);
+}
+
+// Optional curves: checked like the others where the profile has them.
+void check_optional_curve(const GpuProfile& profile, const CurveRule& rule, bool require_sources,
+                          std::vector<ProfileProblem>& problems) {
+  const FieldDescriptor* field = field_of(GpuProfile::descriptor(), rule.field);
+  if (profile.GetReflection()->HasField(profile, field)) check_curve(profile, rule, require_sources, problems);
 }
 
 // Measured GEMM curves of other dtypes: one per dtype among those the cost model has a
@@ -302,6 +312,10 @@ std::vector<ProfileProblem> check_profile(const GpuProfile& profile, ProfilePart
     }
     for (const auto& rule : CURVE_RULES) {
       if (name == rule.field && wanted(ProfilePart::COMPUTE, part)) check_curve(profile, rule, require_sources, problems);
+    }
+    for (const auto& rule : OPTIONAL_CURVE_RULES) {
+      if (name == rule.field && wanted(ProfilePart::COMPUTE, part))
+        check_optional_curve(profile, rule, require_sources, problems);
     }
   }
   if (wanted(ProfilePart::COMPUTE, part)) {

@@ -270,7 +270,10 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
     // A decoder's mask is causal: the kernel skips the score tiles above the diagonal, and
     // the flash-attention benchmark (benchmarks/benchmark_flash_attention.py, flops())
     // counts a causal run as half the non-causal FLOPs.
-    if (shard.causal) op.executed_fraction = 0.5;
+    if (shard.causal) {
+      op.executed_fraction = 0.5;
+      op.causal = true;
+    }
     // The attention curve's unit: fwd + bwd FLOPs of one (sequence, head), non-causal.
     op.attention_curve_flops = 3.5 * 4 * static_cast<double>(x.s) * static_cast<double>(x.s) *
                                static_cast<double>(x.head_dim);

@@ -59,6 +59,8 @@ struct Op {
   // A linear layer of the transformer block (QKV, projection, MLP): the GEMMs Transformer
   // Engine runs in FP8 in an FP8 run. Attention and the output layer stay in BF16.
   bool fp8_linear = false;
+  // FUSED_ATTENTION with a causal mask: read on the profile's causal attention curve.
+  bool causal = false;
 };
 
 struct Layer {

@@ -114,6 +114,7 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
     if (fp8) total += fp8_cast_seconds(op, what, cost);
     k.batch = op.gemm.batch;
     k.curve_flops = op.attention_curve_flops;
+    k.causal = op.causal;
     const double run = op.executed_fraction;  // a causal fused attention runs half its FLOPs
     // Output rows × columns and reduction of each GEMM: forward Y = X·W is (m × n, k); the
     // input gradient dX = dY·Wᵀ is (m × k, n); the weight gradient dW = Xᵀ·dY is (k × n, m).

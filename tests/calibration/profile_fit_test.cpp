@@ -249,6 +249,15 @@ TEST(ProfileFit, AttentionMeasurementsGiveTheAttentionCurve) {
   EXPECT_NE(curve.source().find("sequence lengths 1024, 4096 held back (6 measurements): median error"),
             std::string::npos)
       << curve.source();
+  // The chart's causal head_dim 128 panel gives the causal curve, at the same x, lower.
+  ASSERT_TRUE(out.profile.has_causal_attention_efficiency());
+  const auto& causal = out.profile.causal_attention_efficiency();
+  ASSERT_EQ(causal.point_size(), curve.point_size());
+  for (int i = 0; i < causal.point_size(); ++i) {
+    EXPECT_EQ(causal.point(i).x(), curve.point(i).x());
+    EXPECT_LT(causal.point(i).efficiency(), curve.point(i).efficiency());
+  }
+  EXPECT_NE(causal.source().find("head_dim 128 causal"), std::string::npos) << causal.source();
   std::string text;
   ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(out.profile, &text));
   hardware::GpuProfile back;

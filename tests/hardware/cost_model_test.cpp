@@ -189,10 +189,20 @@ TEST(CostModel, FusedAttentionIsReadInTheCurvesUnit) {
   k.flops = 64 * 4.0 * 8192 * 8192 * 128;     // a forward of 64 heads at seqlen 8k
   k.curve_flops = 14.0 * 8192 * 8192 * 128;  // the curve's 8k point: 0.596875 of 989 TFLOP/s
   EXPECT_NEAR(m.achieved_flops(k), 0.596875 * 989e12, 1e7);
-  k.flops /= 2;  // causal: half the work at the same point of the curve
-  EXPECT_NEAR(m.achieved_flops(k), 0.596875 * 989e12, 1e7);
   k.curve_flops = 14.0 * 1024 * 1024 * 128;  // the 1k point: 0.576385
   EXPECT_NEAR(m.achieved_flops(k), 0.576385 * 989e12, 1e7);
+  // Causal: half the work, read at the same x on the causal curve (measured lower).
+  k.flops /= 2;
+  k.causal = true;
+  EXPECT_NEAR(m.achieved_flops(k), 0.512811 * 989e12, 1e7);
+  k.curve_flops = 14.0 * 8192 * 8192 * 128;
+  EXPECT_NEAR(m.achieved_flops(k), 0.546174 * 989e12, 1e7);
+  // A profile without a causal curve (A100: FlashAttention-2's chart) reads the other one.
+  const auto a100 = model("a100-80gb");
+  Kernel noncausal = k;
+  noncausal.causal = false;
+  EXPECT_EQ(a100.achieved_flops(k), a100.achieved_flops(noncausal));
+  EXPECT_NE(m.seconds(k), m.seconds(noncausal));  // and the cache keeps the two apart
   k.curve_flops = 0;  // no point on the curve: refused, not defaulted
   EXPECT_THROW((void)m.seconds(k), std::invalid_argument);
 }

@@ -66,6 +66,8 @@ TEST(GpuProfile, EveryShippedConstantIsPositiveAndCited) {
       const FieldDescriptor* f = d->field(i);
       if (f->type() != FieldDescriptor::TYPE_MESSAGE || f->is_repeated()) continue;
       SCOPED_TRACE(f->name());
+      // Optional: only the profiles whose causal attention kernel was measured have it.
+      if (f->name() == "causal_attention_efficiency" && !r->HasField(*p, f)) continue;
       ASSERT_TRUE(r->HasField(*p, f));
       if (f->message_type() == Cited::descriptor()) {
         ++cited_fields;
@@ -179,6 +181,28 @@ TEST(GpuProfile, ValueOutOfRangePointsAtTheValue) {
   const std::string expected = "bad.textproto:" + std::to_string(line_of(text, "value: 1.5")) +
                                ":3: memory_efficiency.value: must be a fraction in (0, 1], got 1.5";
   EXPECT_EQ(error, expected);
+}
+
+// The causal attention curve is optional, and checked like the others where it is given.
+TEST(GpuProfile, CausalAttentionCurveIsOptionalAndChecked) {
+  GpuProfile p;
+  std::string text = shipped_text("h100-sxm");
+  ASSERT_EQ(parse_profile(text, "f", p), "");
+  EXPECT_TRUE(p.has_causal_attention_efficiency());
+  EXPECT_FALSE(find_profile("a100-80gb")->has_causal_attention_efficiency());
+  const auto curve = text.find("causal_attention_efficiency {");
+  const auto variable = text.find("fwd_bwd_flops_per_sequence_head", curve);
+  text.replace(variable, std::string("fwd_bwd_flops_per_sequence_head").size(), "gemm_flops");
+  const auto point = text.find("efficiency: 0.", text.find("point", curve));
+  text.replace(point, std::string("efficiency: 0.").size(), "efficiency: 1.");
+  const std::string error = parse_profile(text, "f", p);
+  EXPECT_NE(error.find("causal_attention_efficiency.variable: variable is 'gemm_flops', expected "
+                       "'fwd_bwd_flops_per_sequence_head'"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("causal_attention_efficiency.point[0].efficiency: efficiency must be a fraction in (0, 1], got 1."),
+            std::string::npos)
+      << error;
 }
 
 TEST(GpuProfile, MissingSourceAndEmptyCurveAreErrors) {

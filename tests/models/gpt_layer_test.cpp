@@ -347,6 +347,8 @@ TEST(GptLayer, CausalFusedAttentionRunsHalfTheFlops) {
   EXPECT_EQ(causal.fwd_flops * causal.executed_fraction, fwd / 2);
   EXPECT_EQ(full.attention_curve_flops, 14.0 * 2048 * 2048 * 128);
   EXPECT_EQ(causal.attention_curve_flops, full.attention_curve_flops);
+  EXPECT_FALSE(full.causal);
+  EXPECT_TRUE(causal.causal);
   // The unfused path computes every score and masks them in the softmax.
   const Op scores = find_op(transformer_layer(m, shard(2, 2048, 8)), "attn_scores");
   EXPECT_EQ(scores.executed_fraction, 1.0);
