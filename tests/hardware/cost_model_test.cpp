@@ -24,7 +24,7 @@ TEST(CostModel, BigGemmIsComputeBoundAtPeakTimesEfficiency) {
   k.bytes = 3.0 * 16384.0 * 16384.0 * 2.0;
   const double eff = m.profile().gemm_efficiency().point(3).efficiency();
   EXPECT_DOUBLE_EQ(m.achieved_flops(k), 989e12 * eff);
-  const double expected = k.flops / (989e12 * eff) + 3e-6;
+  const double expected = k.flops / (989e12 * eff) + m.profile().kernel_overhead_s().value();
   std::printf("16384^3 BF16 GEMM on H100: %.6f ms (%.1f TFLOP/s achieved)\n", m.seconds(k) * 1e3,
               m.achieved_flops(k) / 1e12);
   EXPECT_NEAR(m.seconds(k), expected, 1e-12);
@@ -176,7 +176,7 @@ TEST(CostModel, GemmWithLittleReuseIsMemoryBound) {
   k.kernels = 2;
   const double memory = 1e11 / (4.8e12 * 0.675);
   ASSERT_GT(memory, k.flops / m.achieved_flops(k));
-  EXPECT_NEAR(m.seconds(k), memory + 2 * 3e-6, 1e-12);
+  EXPECT_NEAR(m.seconds(k), memory + 2 * 3.77e-6, 1e-12);  // H200's measured launch cost
 }
 
 // A fused attention kernel is read on its curve at curve_flops (fwd + bwd FLOPs of one
