@@ -377,10 +377,14 @@ TEST(PcieSharing, TwoGpusCopyingToHostThroughOneSwitchUplinkGetHalfEach) {
   EXPECT_DOUBLE_EQ(c.host_copy_seconds(0, true, 25e9), 2.0);
   // DGX H100: one GPU per switch, nothing shared on the way to the socket's DRAM.
   const Cluster h = build(preset("dgx-h100", 1));
+  // Each copy runs at its GPU's own pinned rate (54.18 GB/s measured), below the switch's
+  // 55 GB/s Gen5 x16 uplink.
+  const double gpu_link = h.gpu().pcie_bytes_per_s().value();
+  EXPECT_LT(gpu_link, 55e9);
   const auto apart = rates_together(h, {h.host_route(0, true), h.host_route(1, true)});
-  EXPECT_DOUBLE_EQ(apart[0], 55e9);
-  EXPECT_DOUBLE_EQ(apart[1], 55e9);
-  EXPECT_DOUBLE_EQ(h.host_copy_seconds(0, true, 55e9), 1.0);
+  EXPECT_DOUBLE_EQ(apart[0], gpu_link);
+  EXPECT_DOUBLE_EQ(apart[1], gpu_link);
+  EXPECT_DOUBLE_EQ(h.host_copy_seconds(0, true, gpu_link), 1.0);
 }
 
 TEST(PcieSharing, NicTrafficAndAnOffloadCopyOnOneSwitchShareIt) {
