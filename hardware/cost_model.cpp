@@ -144,13 +144,18 @@ double CostModel::achieved_flops(const Kernel& kernel) const {
       }
       return peak_flops(kernel.dtype) * curve * profile_.fp8_gemm_efficiency().value() / plateau;
     }
-    case KernelClass::FUSED_ATTENTION:
+    case KernelClass::FUSED_ATTENTION: {
       // The curve was measured per (sequence, head) at a sequence length; the kernel says
       // where it stands on that axis, whatever share of the FLOPs it runs (causal: half).
-      return peak_flops(kernel.dtype) *
-             evaluate(kernel.causal && profile_.has_causal_attention_efficiency() ? profile_.causal_attention_efficiency()
-                                                                                   : profile_.batched_gemm_efficiency(),
-                      kernel.curve_flops);
+      const double mask =
+          evaluate(kernel.causal && profile_.has_causal_attention_efficiency() ? profile_.causal_attention_efficiency()
+                                                                                : profile_.batched_gemm_efficiency(),
+                   kernel.curve_flops);
+      const double dropout = kernel.dropout && profile_.has_dropout_attention_efficiency()
+                                 ? evaluate(profile_.dropout_attention_efficiency(), kernel.curve_flops)
+                                 : 1.0;
+      return peak_flops(kernel.dtype) * mask * dropout;
+    }
     case KernelClass::MEMORY:
       return 0.0;  // no compute part: its time is the HBM traffic alone
   }
@@ -164,7 +169,7 @@ struct KernelKey {
   std::uint64_t flops_bits, bytes_bits, curve_bits;
   std::int64_t batch, kernels, m, n, k;
   std::uint8_t cls, dtype;
-  bool causal;
+  bool causal, dropout;
   bool operator==(const KernelKey&) const = default;
 };
 struct KernelKeyHash {
@@ -173,7 +178,7 @@ struct KernelKeyHash {
     for (const std::uint64_t v : {k.flops_bits, k.bytes_bits, k.curve_bits, static_cast<std::uint64_t>(k.batch),
                                   static_cast<std::uint64_t>(k.kernels), static_cast<std::uint64_t>(k.m),
                                   static_cast<std::uint64_t>(k.n), static_cast<std::uint64_t>(k.k),
-                                  std::uint64_t{k.causal} << 16 | std::uint64_t{k.cls} << 8 | k.dtype})
+                                  std::uint64_t{k.dropout} << 17 | std::uint64_t{k.causal} << 16 | std::uint64_t{k.cls} << 8 | k.dtype})
       h = (h ^ v) * 0x100000001B3ull + (h >> 31);
     return static_cast<std::size_t>(h);
   }
@@ -187,7 +192,7 @@ double CostModel::seconds(const Kernel& kernel) const {
   thread_local std::unordered_map<KernelKey, double, KernelKeyHash> cache;
   const KernelKey key{id_, std::bit_cast<std::uint64_t>(kernel.flops), std::bit_cast<std::uint64_t>(kernel.bytes),
                       std::bit_cast<std::uint64_t>(kernel.curve_flops), kernel.batch, kernel.kernels, kernel.m, kernel.n, kernel.k, static_cast<std::uint8_t>(kernel.cls),
-                      static_cast<std::uint8_t>(kernel.dtype), kernel.causal};
+                      static_cast<std::uint8_t>(kernel.dtype), kernel.causal, kernel.dropout};
   if (const auto hit = cache.find(key); hit != cache.end()) return hit->second;
   const double s = seconds_uncached(kernel);  // throws on a bad kernel: nothing is cached
   if (cache.size() >= MAX_CACHED_KERNELS) cache.clear();

@@ -29,7 +29,8 @@ struct Kernel {
   // FUSED_ATTENTION: where the attention curve is read, in the unit it was measured in
   // (forward + backward FLOPs of one sequence and head, non-causal; must be > 0).
   double curve_flops = 0;
-  bool causal = false;  // FUSED_ATTENTION: a causal mask (the profile's causal curve, if it has one)
+  bool causal = false;   // FUSED_ATTENTION: a causal mask (the profile's causal curve, if it has one)
+  bool dropout = false;  // FUSED_ATTENTION: attention dropout inside the kernel
 };
 
 class CostModel {

@@ -106,6 +106,7 @@ constexpr CurveRule CURVE_RULES[] = {
 };
 constexpr CurveRule OPTIONAL_CURVE_RULES[] = {
     {"causal_attention_efficiency", detail::BATCHED_GEMM_VARIABLE},
+    {"dropout_attention_efficiency", detail::BATCHED_GEMM_VARIABLE},
 };
 
 bool wanted(ProfilePart rule_part, ProfilePart asked) { return asked == ProfilePart::ALL || rule_part == asked; }

@@ -274,6 +274,9 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
       op.executed_fraction = 0.5;
       op.causal = true;
     }
+    // GPT applies attention dropout (Megatron-LM's default 0.1) inside the fused kernel, as
+    // the unfused path has its attn_dropout op; Llama-style models train without it.
+    op.dropout = x.gpt;
     // The attention curve's unit: fwd + bwd FLOPs of one (sequence, head), non-causal.
     op.attention_curve_flops = 3.5 * 4 * static_cast<double>(x.s) * static_cast<double>(x.s) *
                                static_cast<double>(x.head_dim);

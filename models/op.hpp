@@ -61,6 +61,8 @@ struct Op {
   bool fp8_linear = false;
   // FUSED_ATTENTION with a causal mask: read on the profile's causal attention curve.
   bool causal = false;
+  // FUSED_ATTENTION applying attention dropout in the kernel (GPT: Megatron-LM's default 0.1).
+  bool dropout = false;
 };
 
 struct Layer {

@@ -115,6 +115,7 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
     k.batch = op.gemm.batch;
     k.curve_flops = op.attention_curve_flops;
     k.causal = op.causal;
+    k.dropout = op.dropout;
     const double run = op.executed_fraction;  // a causal fused attention runs half its FLOPs
     // Output rows × columns and reduction of each GEMM: forward Y = X·W is (m × n, k); the
     // input gradient dX = dY·Wᵀ is (m × k, n); the weight gradient dW = Xᵀ·dY is (k × n, m).

@@ -203,6 +203,12 @@ TEST(CostModel, FusedAttentionIsReadInTheCurvesUnit) {
   noncausal.causal = false;
   EXPECT_EQ(a100.achieved_flops(k), a100.achieved_flops(noncausal));
   EXPECT_NE(m.seconds(k), m.seconds(noncausal));  // and the cache keeps the two apart
+  // Attention dropout inside the kernel: the measured factor at the same x (8k: 0.676638).
+  Kernel dropped = k;
+  dropped.dropout = true;
+  EXPECT_NEAR(m.achieved_flops(dropped), 0.546174 * 0.676638 * 989e12, 1e7);
+  EXPECT_GT(m.seconds(dropped), m.seconds(k));
+  EXPECT_EQ(a100.achieved_flops(dropped), a100.achieved_flops(k));  // no measurement: no factor
   k.curve_flops = 0;  // no point on the curve: refused, not defaulted
   EXPECT_THROW((void)m.seconds(k), std::invalid_argument);
 }

@@ -349,6 +349,7 @@ TEST(GptLayer, CausalFusedAttentionRunsHalfTheFlops) {
   EXPECT_EQ(causal.attention_curve_flops, full.attention_curve_flops);
   EXPECT_FALSE(full.causal);
   EXPECT_TRUE(causal.causal);
+  EXPECT_TRUE(causal.dropout);  // GPT: Megatron-LM's attention dropout inside the kernel
   // The unfused path computes every score and masks them in the softmax.
   const Op scores = find_op(transformer_layer(m, shard(2, 2048, 8)), "attn_scores");
   EXPECT_EQ(scores.executed_fraction, 1.0);

@@ -97,6 +97,11 @@ TEST(Llama, MemoryBoundKernelBytesAndLaunches) {
   ShardSpec sh = shard(b, s, t, true);
   sh.flash_attention = true;
   const Layer layer = transformer_layer(m, sh);
+  for (const Op& op : layer.ops) {
+    if (op.cls == ComputeClass::FUSED_ATTENTION) {
+      EXPECT_FALSE(op.dropout) << "Llama trains without attention dropout";
+    }
+  }
   const double rows = static_cast<double>(b * s / t);  // sequence-parallel rows
   const double n = rows * static_cast<double>(h);      // one [b, s/t, h] shard
   const double tokens = static_cast<double>(b * s);    // inside the TP region: every token
