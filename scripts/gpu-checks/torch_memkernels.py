@@ -2,17 +2,9 @@
 # layer (BF16, 4096 x 8192 elements = 67 MB per tensor, traffic >= 134 MB: beyond L2).
 # Bytes = what each kernel must read and write once.
 import torch, torch.nn.functional as F
-dev, dt = "cuda", torch.bfloat16
+from gpt_eager import dev, dt, timeit
 R, C = 4096, 8192
 n = R * C
-def timeit(fn, reps=50):
-    for _ in range(5): fn()
-    torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    for _ in range(reps): fn()
-    b.record(); torch.cuda.synchronize()
-    return a.elapsed_time(b) / 1e3 / reps
 x = torch.randn(R, C, device=dev, dtype=dt); y = torch.randn(R, C, device=dev, dtype=dt); g = torch.randn(R, C, device=dev, dtype=dt)
 w = torch.ones(C, device=dev, dtype=dt); bias = torch.zeros(C, device=dev, dtype=dt)
 out, mean, rstd = torch.ops.aten.native_layer_norm(x, [C], w, bias, 1e-5)
@@ -31,5 +23,5 @@ cases = [
 print("# torch", torch.__version__, torch.cuda.get_device_name(0))
 print("kernel,bytes,seconds,bytes_per_s")
 for name, fn, nbytes in cases:
-    t = timeit(fn)
+    t = timeit(fn, 50, warm=5)
     print(f"{name},{nbytes},{t:.6e},{nbytes / t:.6e}", flush=True)

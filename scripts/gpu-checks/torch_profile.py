@@ -1,25 +1,11 @@
 # Where an eager PyTorch micro-batch of gpt-1.7b-h100x48's shape (sequence 4096, vocabulary
 # 131072, 24 layers, hidden 2048) spends its time on the GPU: kernel time (union of kernel
 # intervals) against wall time, kernel count, and the kernels by total time.
-import torch, torch.nn as nn, torch.nn.functional as F
+import torch
 from torch.profiler import profile, ProfilerActivity
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location("tl", "torch_layer.py")
-dev, dt = "cuda", torch.bfloat16
-src = open("torch_layer.py").read()
-ns = {}
-exec(src.split("mode = sys.argv[1]")[0], ns)   # imports, timeit
-exec("class Layer" + src.split("class Layer", 1)[1].split("def layer_case")[0], ns)
-Layer = ns["Layer"]; timeit = ns["timeit"]
-h, nh, ffn, seq, layers, V = 2048, 16, 8192, 4096, 24, 131072
-emb = nn.Embedding(V, h).to(dev, dt); pos = nn.Embedding(seq, h).to(dev, dt)
-body = nn.ModuleList(Layer(h, nh, ffn, 1) for _ in range(layers)).to(dev, dt); lnf = nn.LayerNorm(h).to(dev, dt)
-tok = torch.randint(0, V, (seq, 1), device=dev); lab = torch.randint(0, V, (seq,), device=dev)
-def micro():
-    x = F.dropout(emb(tok) + pos.weight[:, None, :], 0.1)
-    for l in body: x = l(x)
-    logits = lnf(x)[:, 0, :] @ emb.weight.t()
-    F.cross_entropy(logits.float(), lab).backward()
+from gpt_eager import timeit, gpt_micro_batch
+print("# torch", torch.__version__, torch.cuda.get_device_name(0))
+micro, _ = gpt_micro_batch(2048, 16, 8192, 4096, 24, 131072)
 t = timeit(micro, 4)
 print(f"wall per micro-batch {t*1e3:.2f} ms", flush=True)
 with profile(activities=[ProfilerActivity.CUDA]) as prof:
