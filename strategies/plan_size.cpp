@@ -21,8 +21,8 @@ constexpr double BYTES_PER_TASK = 128;
 // (measured: 3 for gpt-1.7b with full recompute, 12 for GPT-3 175B at t8) …
 constexpr double ITEMS_PER_LAYER = 16;
 // … and, with tensor-parallel overlap, each GEMM next to a collective cut into `tensor`
-// chunks (overlap_tp_comm.cpp; measured: 134 per layer for the Llama-3 70B example at t8,
-// with the sequence-parallel backward all-gathers of the QKV and fc1 inputs).
+// chunks (overlap_tp_comm.cpp; measured: 171 per GPT layer at t8 with sequence parallelism
+// and selective recompute, the backward all-gathers of the QKV and fc1 inputs included).
 constexpr double OVERLAP_ITEMS_PER_LAYER_AND_CHUNK = 20;
 // The embedding and the head count as layers; the tail (gradient sync, optimizer) as a few.
 constexpr double EXTRA_LAYERS_PER_STAGE = 2;
