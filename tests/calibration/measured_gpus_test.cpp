@@ -17,6 +17,7 @@
 #include "calibration/copy_fit.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/memory_fit.hpp"
+#include "calibration/profile_fit.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "tests/calibration/test_data.hpp"
 
@@ -131,6 +132,54 @@ TEST(MeasuredGpus, HarnessGemmsMatchPyTorchOnTheSameShapes) {
               *std::max_element(ratios.begin(), ratios.end()));
   EXPECT_GT(med, 0.95);
   EXPECT_LT(med, 1.05);
+}
+
+
+// The Hopper profiles take their GEMM rates from these runs: each shipped curve (BF16's
+// gemm_efficiency and its tiles, FP16's and FP8's dtype_gemm_efficiency) is what
+// `trainsim calibrate` fits from the recorded tables, point for point. The H800, not
+// measured, has the H100's compute and reads the H100's.
+TEST(MeasuredGpus, ShippedHopperGemmCurvesAreTheFitsOfTheRecordedTables) {
+  const std::pair<const char*, const char*> shipped_from[] = {
+      {"h100-sxm", "h100"}, {"h200", "h200"}, {"h800", "h100"}};
+  for (const auto& [name, folder] : shipped_from) {
+    SCOPED_TRACE(name);
+    const auto shipped = hardware::find_profile(name);
+    ASSERT_TRUE(shipped);
+    CalibrationInput in;
+    in.base = *shipped;
+    in.base.clear_gemm_fit();
+    in.base.clear_dtype_gemm_efficiency();
+    in.sms = kSms;
+    const Gpu g{folder, name};
+    ASSERT_EQ(read_gemm_csv(testing::read_data(file(g, "gemm-bf16.csv")), "bf16", in.gemm_bf16), "");
+    in.gemm_origin = "bf16.csv";
+    for (const char* dtype : {"fp16", "fp8"}) {
+      CalibrationInput::GemmTable t{dtype, {}, dtype};
+      ASSERT_EQ(read_gemm_csv(testing::read_data(file(g, std::string("gemm-") + dtype + ".csv")), dtype, t.rows), "");
+      in.gemm_other.push_back(std::move(t));
+    }
+    const CalibrationOutput out = calibrate(in);
+    ASSERT_EQ(out.error, "");
+    const auto same_points = [](const hardware::EfficiencyCurve& a, const hardware::EfficiencyCurve& b) {
+      ASSERT_EQ(a.point_size(), b.point_size());
+      for (int i = 0; i < a.point_size(); ++i) {
+        EXPECT_DOUBLE_EQ(a.point(i).x(), b.point(i).x());
+        EXPECT_NEAR(a.point(i).efficiency(), b.point(i).efficiency(), 1e-12) << "point " << i;
+      }
+    };
+    same_points(shipped->gemm_efficiency(), out.profile.gemm_efficiency());
+    EXPECT_EQ(shipped->gemm_tile_rows().value(), out.profile.gemm_tile_rows().value());
+    EXPECT_EQ(shipped->gemm_tile_cols().value(), out.profile.gemm_tile_cols().value());
+    EXPECT_EQ(shipped->gemm_curve_sm_count().value(), out.profile.gemm_curve_sm_count().value());
+    ASSERT_EQ(shipped->dtype_gemm_efficiency_size(), 2);
+    ASSERT_EQ(out.profile.dtype_gemm_efficiency_size(), 2);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(shipped->dtype_gemm_efficiency(i).dtype(), out.profile.dtype_gemm_efficiency(i).dtype());
+      EXPECT_EQ(shipped->dtype_gemm_efficiency(i).tile_rows(), out.profile.dtype_gemm_efficiency(i).tile_rows());
+      same_points(shipped->dtype_gemm_efficiency(i).curve(), out.profile.dtype_gemm_efficiency(i).curve());
+    }
+  }
 }
 
 }  // namespace

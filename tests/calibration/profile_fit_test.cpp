@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "cli/calibrate_command.hpp"
@@ -23,6 +24,10 @@ namespace {
 CalibrationInput recorded_input() {
   CalibrationInput in;
   in.base = *hardware::find_profile("h100-sxm");
+  // The shipped H100 profile was itself calibrated (its GEMM fits and per-dtype curves);
+  // these tests fit a base without them (ACalibratedBase… below keeps them).
+  in.base.clear_gemm_fit();
+  in.base.clear_dtype_gemm_efficiency();
   in.sms = 132;  // H100 SXM (../shared/reference/nccl-and-hardware.md §3.1)
   NcclTestsResult r = read_nccl_tests(testing::read_data("nccl-tests/h100-16gpu-all_reduce.json"), "h100.json");
   EXPECT_TRUE(std::holds_alternative<NcclTestsLog>(r));
@@ -76,6 +81,43 @@ TEST(ProfileFit, SlowerMeasuredGemmsRaiseComputeTimeByTheRatio) {
     const double tb = b.seconds_uncached(k) - overhead;
     EXPECT_NEAR(tb / ta, 1 / 0.8, 1e-9) << "N=" << n;
   }
+}
+
+// Calibrating a profile that was calibrated before: a dtype measured again has its fit and
+// curve replaced, one of each per dtype (two would be refused by the profile reader); the
+// dtypes not measured again keep the base's.
+TEST(ProfileFit, ACalibratedBaseHasAMeasuredDtypesFitReplacedNotDoubled) {
+  CalibrationInput in = recorded_input();
+  in.logs.clear();
+  in.base = *hardware::find_profile("h100-sxm");
+  ASSERT_EQ(in.base.gemm_fit_size(), 3);  // bf16, fp16, fp8 from the H100 measurement
+  CalibrationOutput out = calibrate(in);
+  ASSERT_EQ(out.error, "");
+  std::map<std::string, int> fits;
+  for (const auto& f : out.profile.gemm_fit()) {
+    ++fits[f.dtype()];
+    if (f.dtype() == "bf16") EXPECT_NE(f.source().find("sm90.csv"), std::string::npos) << f.source();
+    else EXPECT_NE(f.source().find("harness/h100/gemm-"), std::string::npos) << f.source();
+  }
+  EXPECT_EQ(fits, (std::map<std::string, int>{{"bf16", 1}, {"fp16", 1}, {"fp8", 1}}));
+  EXPECT_EQ(out.profile.dtype_gemm_efficiency_size(), 2);
+  std::string text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(out.profile, &text));
+  hardware::GpuProfile back;
+  EXPECT_EQ(hardware::parse_profile(text, "calibrated.textproto", back), "");
+  // The FP16 table measured again replaces the base's FP16 curve.
+  in.gemm_other.push_back({"fp16", in.gemm_bf16, "sm90-as-fp16.csv"});
+  out = calibrate(in);
+  ASSERT_EQ(out.error, "");
+  int fp16_curves = 0;
+  for (const auto& c : out.profile.dtype_gemm_efficiency())
+    if (c.dtype() == "fp16") {
+      ++fp16_curves;
+      EXPECT_NE(c.curve().source().find("sm90-as-fp16.csv"), std::string::npos);
+    }
+  EXPECT_EQ(fp16_curves, 1);
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(out.profile, &text));
+  EXPECT_EQ(hardware::parse_profile(text, "calibrated.textproto", back), "");
 }
 
 CalibrationInput::GemmTable recorded_tf32() {
@@ -373,7 +415,7 @@ TEST(CalibrateCommand, WritesTheProfileAndRefusesToFitNothing) {
   hardware::GpuProfile back;
   EXPECT_EQ(hardware::parse_profile(text.str(), o.out_path, back), "");
   EXPECT_EQ(back.name(), "h100-sxm-calibrated");
-  EXPECT_EQ(back.dtype_gemm_efficiency_size(), 0);
+  EXPECT_EQ(back.dtype_gemm_efficiency_size(), 2);  // the base's measured FP16 and FP8 curves
 
   // A TF32 table beside it (--gemm-tf32-csv) becomes the TF32 curve.
   o.gemm_tf32_csv = testing::data_path("gemm/sm90-tf32-xla.csv");
@@ -384,8 +426,8 @@ TEST(CalibrateCommand, WritesTheProfileAndRefusesToFitNothing) {
   std::stringstream text2;
   text2 << f2.rdbuf();
   EXPECT_EQ(hardware::parse_profile(text2.str(), o.out_path, back), "");
-  ASSERT_EQ(back.dtype_gemm_efficiency_size(), 1);
-  EXPECT_EQ(back.dtype_gemm_efficiency(0).dtype(), "tf32");
+  ASSERT_EQ(back.dtype_gemm_efficiency_size(), 3);
+  EXPECT_EQ(back.dtype_gemm_efficiency(2).dtype(), "tf32");
   o.gemm_tf32_csv.clear();
 
   o.base = "h99";

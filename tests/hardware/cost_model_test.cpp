@@ -12,11 +12,33 @@ namespace {
 
 CostModel model(const std::string& name) { return CostModel(*find_profile(name)); }
 
+// These tests check the cost model's arithmetic on a curve whose points they know: the H100
+// profile as it shipped before it took its GEMM rates from our own measurement, with the
+// published square-GEMM sweep (N = 1024 … 8192: 176.6, 676.6, 788.7, 797.5 TFLOP/s, capped at
+// the MAMF 794.5) and cuBLAS's 256 × 128 tiles, and no per-dtype curves.
+GpuProfile published_h100() {
+  GpuProfile p = *find_profile("h100-sxm");
+  auto* curve = p.mutable_gemm_efficiency();
+  curve->clear_point();
+  const double n[] = {1024, 2048, 4096, 8192}, e[] = {0.178564, 0.684125, 0.797472, 0.803337};
+  for (int i = 0; i < 4; ++i) {
+    auto* pt = curve->add_point();
+    pt->set_x(2 * n[i] * n[i] * n[i]);
+    pt->set_efficiency(e[i]);
+  }
+  p.mutable_gemm_tile_rows()->set_value(256);
+  p.mutable_gemm_tile_cols()->set_value(128);
+  p.mutable_gemm_curve_sm_count()->set_value(132);
+  p.clear_dtype_gemm_efficiency();
+  p.clear_gemm_fit();
+  return p;
+}
+
 // A 16384^3 BF16 GEMM is past the last point of the H100 curve (plateau = MAMF 794.5/989),
 // and its 1.6 GB of operands take far less than its FLOPs: time = flops / (989e12 · 0.803337)
 // plus one kernel overhead.
 TEST(CostModel, BigGemmIsComputeBoundAtPeakTimesEfficiency) {
-  const auto m = model("h100-sxm");
+  const auto m = CostModel(published_h100());
   Kernel k;
   k.cls = KernelClass::GEMM;
   k.dtype = Dtype::BF16;
@@ -32,7 +54,7 @@ TEST(CostModel, BigGemmIsComputeBoundAtPeakTimesEfficiency) {
 }
 
 TEST(CostModel, SmallGemmUsesTheCurve) {
-  const auto m = model("h100-sxm");
+  const auto m = CostModel(published_h100());
   Kernel k;
   k.cls = KernelClass::GEMM;
   k.flops = 2.0 * 2048 * 2048 * 2048;
@@ -74,7 +96,7 @@ TEST(CostModel, GemmShapeQuantizesIntoWavesOverTheSms) {
 // A profile without a tiling (sm_count 0, e.g. one built in code) reads the curve by FLOPs
 // whatever the shape; a half-given tiling or shape is refused.
 TEST(CostModel, TilingIsOptionalAndWhole) {
-  auto profile = *find_profile("h100-sxm");
+  auto profile = published_h100();
   profile.mutable_sm_count()->set_value(0);
   profile.mutable_gemm_tile_rows()->set_value(0);
   profile.mutable_gemm_tile_cols()->set_value(0);
@@ -87,7 +109,7 @@ TEST(CostModel, TilingIsOptionalAndWhole) {
   EXPECT_NEAR(plain.achieved_flops(k), 989e12 * 0.684125, 1e3);
   profile.mutable_sm_count()->set_value(132);
   EXPECT_THROW(CostModel{profile}, std::invalid_argument);
-  const auto h100 = model("h100-sxm");
+  const auto h100 = CostModel(published_h100());
   k.n = 0;
   EXPECT_THROW((void)h100.seconds(k), std::invalid_argument);
 }
@@ -98,7 +120,7 @@ TEST(CostModel, TilingIsOptionalAndWhole) {
 // 0.803337 / 0.4 of the BF16 one; BF16 and TF32 keep the shipped curve. Read by FLOPs
 // (no shape) and with a shape: the FP16 curve carries its own tiles (64 × 64 on 132 SMs).
 TEST(CostModel, AMeasuredDtypeCurveReplacesTheGemmCurveForThatDtype) {
-  auto profile = *find_profile("h100-sxm");
+  auto profile = published_h100();
   auto* e = profile.add_dtype_gemm_efficiency();
   e->set_dtype("fp16");
   e->set_tile_rows(64);
@@ -111,7 +133,7 @@ TEST(CostModel, AMeasuredDtypeCurveReplacesTheGemmCurveForThatDtype) {
     pt->set_efficiency(0.4);
   }
   const CostModel measured(profile);
-  const CostModel shipped = model("h100-sxm");
+  const CostModel shipped = CostModel(published_h100());
   Kernel k;
   k.cls = KernelClass::GEMM;
   k.flops = 2.0 * 16384.0 * 16384.0 * 16384.0;
@@ -137,7 +159,7 @@ TEST(CostModel, AMeasuredDtypeCurveReplacesTheGemmCurveForThatDtype) {
 // A measured FP8 curve is already a fraction of the FP8 peak: fp8_gemm_efficiency (which
 // scales the BF16 curve when FP8 was not measured) no longer applies.
 TEST(CostModel, AMeasuredFp8CurveIsOfTheFp8Peak) {
-  auto profile = *find_profile("h100-sxm");
+  auto profile = published_h100();
   auto* e = profile.add_dtype_gemm_efficiency();
   e->set_dtype("fp8");
   e->set_tile_rows(128);
@@ -182,7 +204,7 @@ TEST(CostModel, GemmWithLittleReuseIsMemoryBound) {
 // A fused attention kernel is read on its curve at curve_flops (fwd + bwd FLOPs of one
 // sequence and head, the benchmark's unit), whatever its own FLOPs or batch.
 TEST(CostModel, FusedAttentionIsReadInTheCurvesUnit) {
-  const auto m = model("h100-sxm");
+  const auto m = CostModel(published_h100());
   Kernel k;
   k.cls = KernelClass::FUSED_ATTENTION;
   k.batch = 64;
@@ -216,7 +238,7 @@ TEST(CostModel, FusedAttentionIsReadInTheCurvesUnit) {
 // FP8 GEMMs follow the (BF16-measured) GEMM curve scaled to the measured FP8 plateau:
 // at the plateau 1402.6 of 1979 TFLOPS (H100 FP8 MAMF), not the BF16 efficiency at FP8 peak.
 TEST(CostModel, Fp8GemmsRunAtTheMeasuredFp8Efficiency) {
-  const auto m = model("h100-sxm");
+  const auto m = CostModel(published_h100());
   Kernel k;
   k.cls = KernelClass::GEMM;
   k.dtype = Dtype::FP8;
@@ -249,7 +271,7 @@ TEST(CostModel, Fp8OnA100Throws) {
   k.bytes = 1e6;
   EXPECT_GT(m.seconds(k), 0.0);
   // FP8 on H100 is fine.
-  EXPECT_DOUBLE_EQ(model("h100-sxm").peak_flops(Dtype::FP8), 1979e12);
+  EXPECT_DOUBLE_EQ(CostModel(published_h100()).peak_flops(Dtype::FP8), 1979e12);
 }
 
 TEST(CostModel, PeaksPerDtype) {
@@ -261,7 +283,7 @@ TEST(CostModel, PeaksPerDtype) {
 }
 
 TEST(CostModel, RejectsBadKernelsAndProfiles) {
-  const auto m = model("h100-sxm");
+  const auto m = CostModel(published_h100());
   Kernel k;
   k.cls = KernelClass::FUSED_ATTENTION;
   k.curve_flops = 1e9;
@@ -272,7 +294,7 @@ TEST(CostModel, RejectsBadKernelsAndProfiles) {
   k.bytes = -1;
   EXPECT_THROW((void)m.seconds(k), std::invalid_argument);
 
-  auto p = *find_profile("h100-sxm");
+  auto p = published_h100();
   p.mutable_gemm_efficiency()->clear_point();
   try {
     CostModel bad(p);
@@ -280,7 +302,7 @@ TEST(CostModel, RejectsBadKernelsAndProfiles) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("gemm_efficiency: has no points"), std::string::npos) << e.what();
   }
-  p = *find_profile("h100-sxm");
+  p = published_h100();
   p.mutable_hbm_bytes_per_s()->set_value(0);
   EXPECT_THROW(CostModel{p}, std::invalid_argument);
 }
@@ -295,8 +317,8 @@ TEST(CostModel, CachedCostsStayPerModel) {
   k.cls = KernelClass::GEMM;
   k.flops = 3e12;
   k.bytes = 1e8;
-  const CostModel fast = model("h100-sxm");
-  GpuProfile slow_profile = *find_profile("h100-sxm");
+  const CostModel fast = CostModel(published_h100());
+  GpuProfile slow_profile = published_h100();
   for (auto& p : *slow_profile.mutable_gemm_efficiency()->mutable_point()) p.set_efficiency(p.efficiency() / 2);
   const CostModel slow(slow_profile);
   const double s1 = slow.seconds(k), f1 = fast.seconds(k);

@@ -125,9 +125,15 @@ TEST(GpuProfile, ShippedValuesMatchTheReference) {
   EXPECT_DOUBLE_EQ(h100.nic_efficiency().value(), 47.0 / 50.0);
   EXPECT_DOUBLE_EQ(h100.memory_efficiency().value(), 0.675);
   EXPECT_DOUBLE_EQ(h100.board_power_w().value(), 700);
-  // The square-GEMM sweep: 2N^3 FLOPs, TFLOPS/989, capped at MAMF 794.5/989.
-  EXPECT_NEAR(evaluate(h100.gemm_efficiency(), 2.0 * 2048 * 2048 * 2048), 676.6 / 989, 1e-6);
-  EXPECT_NEAR(evaluate(h100.gemm_efficiency(), 1e15), 794.5 / 989, 1e-6);
+  // GEMMs from our own measurement on an H100 (187 shapes, tests/data/calibration/harness/h100/;
+  // tests/calibration/measured_gpus_test.cpp checks the profile is calibrate's fit of it):
+  // 2048^3 at 0.562899 of peak (556.7 TFLOP/s), 0.732729 (724.7) past 16384^3, in 64 × 64 tiles.
+  EXPECT_NEAR(evaluate(h100.gemm_efficiency(), 2.0 * 2048 * 2048 * 2048), 0.562899, 1e-6);
+  EXPECT_NEAR(evaluate(h100.gemm_efficiency(), 1e15), 0.732729, 1e-6);
+  EXPECT_NE(h100.gemm_efficiency().source().find("tests/data/calibration/harness/h100/gemm-bf16.csv"),
+            std::string::npos);
+  EXPECT_EQ(h100.gemm_tile_rows().value(), 64);
+  EXPECT_EQ(h100.dtype_gemm_efficiency_size(), 2);  // FP16 and FP8, measured the same way
   // cuDNN's fused attention measured on an H100 (tests/data/calibration/harness/h100/), fitted:
   // 1k and 8k points, flat beyond the measured lengths.
   EXPECT_NEAR(evaluate(h100.batched_gemm_efficiency(), 14.0 * 1024 * 1024 * 128), 0.576385, 1e-6);
@@ -151,9 +157,14 @@ TEST(GpuProfile, ShippedValuesMatchTheReference) {
   EXPECT_DOUBLE_EQ(h200.hbm_bytes_per_s().value(), 4.8e12);
   EXPECT_DOUBLE_EQ(h200.hbm_capacity_bytes().value(), 143771.0 * 1024 * 1024);  // nvidia-smi: 143771MiB
   EXPECT_DOUBLE_EQ(h200.peak_bf16_flops().value(), h100.peak_bf16_flops().value());
-  ASSERT_EQ(h200.gemm_efficiency().point_size(), h100.gemm_efficiency().point_size());
-  for (int i = 0; i < h200.gemm_efficiency().point_size(); ++i) {
-    EXPECT_EQ(h200.gemm_efficiency().point(i).efficiency(), h100.gemm_efficiency().point(i).efficiency());
+  // Each Hopper GPU its own measurement; the H800, not measured, has the H100's compute.
+  EXPECT_NE(h200.gemm_efficiency().source().find("tests/data/calibration/harness/h200/gemm-bf16.csv"),
+            std::string::npos);
+  EXPECT_NEAR(evaluate(h200.gemm_efficiency(), 1e15), 0.702142, 1e-6);
+  const auto h800 = *find_profile("h800");
+  ASSERT_EQ(h800.gemm_efficiency().point_size(), h100.gemm_efficiency().point_size());
+  for (int i = 0; i < h800.gemm_efficiency().point_size(); ++i) {
+    EXPECT_EQ(h800.gemm_efficiency().point(i).efficiency(), h100.gemm_efficiency().point(i).efficiency());
   }
 }
 
@@ -244,7 +255,7 @@ TEST(GpuProfile, CurvePointsMustIncrease) {
   std::string text = replace_once(shipped_text("h100-sxm"), "x: 17179869184", "x: 1000");
   GpuProfile p;
   const std::string error = parse_profile(text, "f", p);
-  EXPECT_NE(error.find("gemm_efficiency.point[1].x: x must increase from point to point: 1000 after 2.14748e+09"),
+  EXPECT_NE(error.find("gemm_efficiency.point[3].x: x must increase from point to point: 1000 after 2.14748e+09"),
             std::string::npos)
       << error;
 }
@@ -267,7 +278,10 @@ TEST(GpuProfile, GemmTilingIsWholeAndAllOrNothing) {
 // A measured GEMM curve of another dtype (dtype_gemm_efficiency): a dtype the cost model
 // has a peak for besides BF16, once, a valid "gemm_flops" curve, tiles and SM count > 0.
 TEST(GpuProfile, DtypeGemmCurvesAreCheckedLikeTheGemmCurve) {
-  const std::string base = shipped_text("h100-sxm");
+  // The H100 profile without its own measured FP16 and FP8 curves (and their fits), which
+  // close the file.
+  std::string base = shipped_text("h100-sxm");
+  base.erase(base.find("dtype_gemm_efficiency {"));
   const std::string good =
       "dtype_gemm_efficiency { dtype: \"tf32\" tile_rows: 128 tile_cols: 256 curve_sm_count: 132\n"
       "  curve { variable: \"gemm_flops\" point { x: 1e9 efficiency: 0.3 } point { x: 1e12 efficiency: 0.8 }\n"
