@@ -30,7 +30,7 @@ TEST(Measure, WithoutAGpuSaysSoInOneLineAndFails) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "this machine has a CUDA GPU: the no-GPU refusal cannot be shown here";
   const auto dir = std::filesystem::temp_directory_path() / "trainsim_measure_nogpu";
   std::ostringstream out, err;
-  MeasureResult r = measure({true, dir.string(), 0}, out, err);
+  MeasureResult r = measure({true, dir.string(), 0, {}}, out, err);
   EXPECT_EQ(r.status, 1);
   const std::string e = err.str();
   EXPECT_EQ(e.rfind("error: calibrate --measure: no CUDA GPU on this machine (cudaGetDeviceCount", 0), 0u) << e;
@@ -54,7 +54,7 @@ TEST(Measure, AShortRunOnAGpuWritesFilesTheFitsRead) {
   const auto dir = std::filesystem::temp_directory_path() / "trainsim_measure_gpu";
   std::filesystem::remove_all(dir);
   std::ostringstream out, err;
-  MeasureResult r = measure({true, dir.string(), 20}, out, err);  // 20 s: a few of everything
+  MeasureResult r = measure({true, dir.string(), 20, {}}, out, err);  // 20 s: a few of everything
   ASSERT_EQ(r.status, 0) << err.str();
   EXPECT_LT(r.seconds, 60);
   ASSERT_FALSE(r.run.devices.empty());
