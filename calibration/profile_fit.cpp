@@ -244,12 +244,12 @@ std::string fit_gemm_into(const std::string& dtype, const std::vector<GemmMeasur
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   // A base profile that was itself calibrated carries this dtype's fit and curve: the new
   // measurement replaces them (one of each per dtype), it does not sit beside them.
-  auto* fits = p.mutable_gemm_fit();
-  fits->erase(std::remove_if(fits->begin(), fits->end(), [&](const auto& f) { return f.dtype() == dtype; }),
-              fits->end());
-  auto* curves = p.mutable_dtype_gemm_efficiency();
-  curves->erase(std::remove_if(curves->begin(), curves->end(), [&](const auto& c) { return c.dtype() == dtype; }),
-                curves->end());
+  const auto drop_dtype = [&](auto* entries) {
+    entries->erase(std::remove_if(entries->begin(), entries->end(), [&](const auto& e) { return e.dtype() == dtype; }),
+                   entries->end());
+  };
+  drop_dtype(p.mutable_gemm_fit());
+  drop_dtype(p.mutable_dtype_gemm_efficiency());
   auto* g = p.add_gemm_fit();
   g->set_dtype(dtype);
   g->set_sms(m.sms);

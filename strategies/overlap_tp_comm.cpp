@@ -73,11 +73,10 @@ struct Splitter {
   std::int64_t k;
   std::uint8_t tp_stream;
   std::int32_t num_layers;
-  bool backward = false;
   // (segment, GEMM first?) → {the GEMM's segment, the rest's}
   std::map<std::pair<std::uint32_t, bool>, std::pair<std::uint32_t, std::uint32_t>> cuts;
 
-  bool overlapped(const Item& it) const {
+  bool overlapped(const Item& it, bool backward) const {
     if (it.kind != Item::Kind::COLLECTIVE || it.collective.dim != Dim::TENSOR) return false;
     const bool in_layer = it.layer >= 0 && it.layer < num_layers;
     return in_layer || (backward && it.layer == num_layers);
@@ -133,14 +132,14 @@ struct Splitter {
     return {first, std::optional<Item>(second)};
   }
 
-  void run(std::vector<Item>& items) {
+  void run(std::vector<Item>& items, bool backward) {
     std::vector<Item> out;
     out.reserve(items.size() * 2 + static_cast<std::size_t>(4 * k));
     const auto compute_at = [&](std::size_t i) { return i < items.size() && items[i].kind == Item::Kind::COMPUTE; };
     bool last_is_whole_compute = false;  // out.back() is a compute not yet pipelined
     for (std::size_t i = 0; i < items.size(); ++i) {
       Item& it = items[i];
-      if (!overlapped(it)) {
+      if (!overlapped(it, backward)) {
         last_is_whole_compute = it.kind == Item::Kind::COMPUTE;
         out.push_back(std::move(it));
         continue;
@@ -163,7 +162,7 @@ struct Splitter {
         }
         auto [gemm, rest] = cut(items[at], true);
         // The same GEMM's reduce-scatter right after it: it takes the second half.
-        const bool then_scatter = !rest && !rerun && at + 1 < items.size() && overlapped(items[at + 1]) &&
+        const bool then_scatter = !rest && !rerun && at + 1 < items.size() && overlapped(items[at + 1], backward) &&
                                   !is_gather(items[at + 1]);
         if (then_scatter) {
           Item first = share(gemm, 0.5), second = share(gemm, 0.5);
@@ -214,12 +213,10 @@ std::string overlap_tp_comm(Program& program, const PassArgs& /*args*/) {
     const std::uint8_t tp_stream = program.stream("tp-comm");
     const auto layers = static_cast<std::int32_t>(program.spec.model.layers);
     for (auto& role : program.roles) {
-      Splitter split{role, t, tp_stream, layers, false, {}};
+      Splitter split{role, t, tp_stream, layers, {}};
       for (auto& chunk : role.chunks) {
-        split.backward = false;
-        split.run(chunk.forward);
-        split.backward = true;
-        split.run(chunk.backward);
+        split.run(chunk.forward, false);
+        split.run(chunk.backward, true);
       }
     }
   }

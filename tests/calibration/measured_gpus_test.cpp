@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calibration/alpha_beta_fit.hpp"
@@ -30,6 +31,9 @@ struct Gpu {
 };
 constexpr Gpu kGpus[] = {{"h100", "h100-sxm"}, {"h200", "h200"}};
 constexpr int kSms = 132;  // both: run-gemm.csv's gpu0.sms
+// Each shipped Hopper profile and the recorded folder it takes its rates from: the H800,
+// not measured, has the H100's compute.
+constexpr std::pair<const char*, const char*> kShippedFrom[] = {{"h100-sxm", "h100"}, {"h200", "h200"}, {"h800", "h100"}};
 
 std::string file(const Gpu& g, const std::string& name) { return std::string("harness/") + g.folder + "/" + name; }
 
@@ -134,15 +138,12 @@ TEST(MeasuredGpus, HarnessGemmsMatchPyTorchOnTheSameShapes) {
   EXPECT_LT(med, 1.05);
 }
 
-
 // The Hopper profiles take their GEMM rates from these runs: each shipped curve (BF16's
 // gemm_efficiency and its tiles, FP16's and FP8's dtype_gemm_efficiency) is what
 // `trainsim calibrate` fits from the recorded tables, point for point. The H800, not
 // measured, has the H100's compute and reads the H100's.
 TEST(MeasuredGpus, ShippedHopperGemmCurvesAreTheFitsOfTheRecordedTables) {
-  const std::pair<const char*, const char*> shipped_from[] = {
-      {"h100-sxm", "h100"}, {"h200", "h200"}, {"h800", "h100"}};
-  for (const auto& [name, folder] : shipped_from) {
+  for (const auto& [name, folder] : kShippedFrom) {
     SCOPED_TRACE(name);
     const auto shipped = hardware::find_profile(name);
     ASSERT_TRUE(shipped);
@@ -188,8 +189,7 @@ TEST(MeasuredGpus, ShippedHopperGemmCurvesAreTheFitsOfTheRecordedTables) {
 // call's (sequence, head) pairs; leaving it out, as the curves first did, put them 8-43 %
 // above the measured rates.
 TEST(MeasuredGpus, ShippedAttentionCurvesGiveTheMeasuredTimes) {
-  const std::pair<const char*, const char*> shipped_from[] = {{"h100-sxm", "h100"}, {"h200", "h200"}, {"h800", "h100"}};
-  for (const auto& [name, folder] : shipped_from) {
+  for (const auto& [name, folder] : kShippedFrom) {
     SCOPED_TRACE(name);
     const auto profile = hardware::find_profile(name);
     ASSERT_TRUE(profile);
