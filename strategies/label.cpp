@@ -2,16 +2,15 @@
 
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace trainsim::strategies {
 
 namespace {
 
-// The process's names; a node-based set, so an interned copy never moves.
+// The process's names; node-based, so an interned copy never moves.
 struct Names {
   std::mutex mutex;
-  std::unordered_set<std::string> names;
+  std::unordered_map<std::string, Label::Interned> names;
 };
 
 Names& names() {
@@ -19,23 +18,25 @@ Names& names() {
   return n;
 }
 
-const std::string* intern(std::string_view name) {
+const Label::Interned* intern(std::string_view name) {
   // Each thread remembers the names it has met, so that only a name new to the thread takes
   // the lock (search and sweep build programs on every core at once).
-  thread_local std::unordered_map<std::string_view, const std::string*> seen;
+  thread_local std::unordered_map<std::string_view, const Label::Interned*> seen;
   if (const auto pos = seen.find(name); pos != seen.end()) return pos->second;
   Names& n = names();
-  const std::string* text = nullptr;
+  const Label::Interned* interned = nullptr;
   {
     const std::lock_guard<std::mutex> lock(n.mutex);
-    text = &*n.names.emplace(name).first;
+    auto [pos, fresh] = n.names.try_emplace(std::string(name));
+    if (fresh) pos->second = {pos->first, static_cast<std::uint32_t>(n.names.size())};
+    interned = &pos->second;
   }
-  seen.emplace(std::string_view(*text), text);
-  return text;
+  seen.emplace(std::string_view(interned->text), interned);
+  return interned;
 }
 
 }  // namespace
 
-Label::Label(std::string_view name) : text_(name.empty() ? nullptr : intern(name)) {}
+Label::Label(std::string_view name) : name_(name.empty() ? nullptr : intern(name)) {}
 
 }  // namespace trainsim::strategies

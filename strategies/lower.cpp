@@ -1,12 +1,15 @@
 #include "strategies/lower.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 #include "sim/simulate.hpp"
@@ -488,27 +491,57 @@ namespace {
 
 // Folded groups recur across the variants of a sweep or search (the same layers, micro-batch
 // and tensor size under another pipeline, data or schedule choice): their outcome depends only
-// on what the key holds, so it is kept per thread, whichever lowering asks.
+// on what the key digests, so it is kept per thread, whichever lowering asks. The key is a
+// 128-bit digest of everything the group's simulation reads, streamed as it is read: a whole
+// run has thousands of items, and copying them into a string key to hash it afterwards cost
+// a tenth of an evaluation. Each record of up to four words is folded by two 64×64→128-bit
+// multiplies that do not wait for the digest so far (the wyhash construction), then chained
+// into two lanes with different constants: a collision between the at most 2^16 kept groups
+// is a chance of about 2^-96.
+struct FoldKey {
+  std::uint64_t a = 0x243F6A8885A308D3ull, b = 0x13198A2E03707344ull;
+  std::uint64_t records = 0;
+  bool operator==(const FoldKey&) const = default;
+  void add(std::uint64_t w0, std::uint64_t w1 = 0, std::uint64_t w2 = 0, std::uint64_t w3 = 0) {
+    ++records;
+    const std::uint64_t h = mum(w0 ^ 0xA0761D6478BD642Full, w1 ^ 0xE7037ED1A0B428DBull) ^
+                            mum(w2 ^ 0x8EBC6AF09C88C6E3ull, w3 ^ 0x589965CC75374CC3ull ^ records);
+    a = mum(a ^ h, 0x1D8E4E27C47D124Full);
+    b = std::rotl(b, 29) * 0x9FB21C651E98DF25ull + (h ^ records);
+  }
+  template <typename T>
+  static std::uint64_t word(const T& v) {
+    static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>);
+    std::uint64_t w = 0;
+    std::memcpy(&w, &v, sizeof v);
+    return w;
+  }
+  // The 128-bit product's halves folded together: every input bit reaches the middle bits.
+  static std::uint64_t mum(std::uint64_t x, std::uint64_t y) {
+    __extension__ using Wide = unsigned __int128;  // GCC and Clang on 64-bit targets
+    const Wide r = static_cast<Wide>(x) * y;
+    return static_cast<std::uint64_t>(r) ^ static_cast<std::uint64_t>(r >> 64);
+  }
+};
+struct FoldKeyHash {
+  std::size_t operator()(const FoldKey& k) const { return static_cast<std::size_t>(k.a ^ (k.b >> 1)); }
+};
+
 class FoldMemo {
  public:
-  const FoldOutcome* find(const std::string& key) const {
+  const FoldOutcome* find(const FoldKey& key) const {
     const auto it = outcomes_.find(key);
     return it == outcomes_.end() ? nullptr : &it->second;
   }
-  void keep(std::string key, const FoldOutcome& o) {
+  void keep(const FoldKey& key, const FoldOutcome& o) {
     if (outcomes_.size() >= MAX_ENTRIES) outcomes_.clear();  // bounded memory; a miss only costs time
-    outcomes_.emplace(std::move(key), o);
+    outcomes_.emplace(key, o);
   }
 
  private:
   static constexpr std::size_t MAX_ENTRIES = 1 << 16;
-  std::unordered_map<std::string, FoldOutcome> outcomes_;
+  std::unordered_map<FoldKey, FoldOutcome, FoldKeyHash> outcomes_;
 };
-
-template <typename T>
-void append_bytes(std::string& key, const T& v) {
-  key.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
 
 }  // namespace
 
@@ -519,10 +552,8 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
   // Everything the group's simulation reads, item by item: kind, stream, category, memory,
   // duration; then its edges and the compute slowdown beside communication.
   std::vector<sim::Time> durations(n);
-  std::string key;
-  key.reserve(16 + n * 32 + edges.size() * 9);
-  append_bytes(key, streams);
-  append_bytes(key, contention_);
+  FoldKey key;
+  key.add(streams, FoldKey::word(contention_));
   // A group alternates its GEMM pieces with one collective repeated (a split collective's
   // chunks, a layer's all-gather after a layer's): the last one priced is checked first.
   const CollectiveNeed* last_need = nullptr;
@@ -540,18 +571,12 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
       }
       durations[k] = last_time;
     }
-    // One record per item, appended at once.
-    struct {
-      std::int64_t alloc, free, duration;
-      std::uint8_t compute, stream, category;
-    } record{it.alloc_bytes, it.free_bytes, durations[k].ps, static_cast<std::uint8_t>(it.kind == Item::Kind::COMPUTE),
-             static_cast<std::uint8_t>(it.stream), static_cast<std::uint8_t>(it.category)};
-    key.append(reinterpret_cast<const char*>(&record), 3 * sizeof(std::int64_t) + 3);
+    key.add(FoldKey::word(it.alloc_bytes), FoldKey::word(it.free_bytes), FoldKey::word(durations[k].ps),
+            std::uint64_t{it.kind == Item::Kind::COMPUTE} | std::uint64_t{it.stream} << 8 |
+                std::uint64_t{static_cast<std::uint8_t>(it.category)} << 16);
   }
   for (const LocalEdge& e : edges) {
-    append_bytes(key, e.from);
-    append_bytes(key, e.to);
-    append_bytes(key, static_cast<std::uint8_t>(e.on));
+    key.add(std::uint64_t{e.from} | std::uint64_t{e.to} << 32, static_cast<std::uint64_t>(e.on), 1);
   }
   thread_local FoldMemo memo;
   const FoldOutcome* known = memo.find(key);
@@ -560,7 +585,7 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
     o = *known;
   } else {
     o = simulate_fold_alone(items, durations, edges);
-    memo.keep(std::move(key), o);
+    memo.keep(key, o);
   }
   static_cast<FoldOutcome&>(f) = o;
   // The time the group spends on its tensor-parallel transfers stretches as they do when
@@ -750,7 +775,7 @@ Lowered Lowering::run() {
   // Per device and step: the task that takes the step's dependencies (its first) and the one
   // waited for at its end (its last); they differ only for a whole run lowered item by item.
   std::vector<std::vector<std::uint32_t>> first_task(num_devices), last_task(num_devices);
-  std::unordered_map<Label, std::uint16_t, LabelIdentityHash> plan_labels;  // the plan's id of each item label
+  std::vector<std::int32_t> plan_labels;  // by Label::id: the plan's id of the item label, or −1
   // Per sender's slot: the instance its send and the peer's receive both join, and (fast
   // fidelity) the send's task, which the receive's step stands for.
   std::vector<std::uint32_t> p2p_comm(num_devices * m * v * 2, sim::NONE);
@@ -828,9 +853,10 @@ Lowered Lowering::run() {
       ts.device = dev;
       ts.stream = it.stream;
       ts.category = static_cast<std::uint8_t>(it.category);
-      auto [known, fresh] = plan_labels.try_emplace(it.label, 0);
-      if (fresh) known->second = b.label(it.label.str());  // the plan's ids in first-use order, as before
-      ts.label = known->second;
+      const std::uint32_t id = it.label.id();
+      if (plan_labels.size() <= id) plan_labels.resize(id + 1, -1);
+      if (plan_labels[id] < 0) plan_labels[id] = b.label(it.label.str());  // the plan's ids in first-use order, as before
+      ts.label = static_cast<std::uint16_t>(plan_labels[id]);
       ts.micro_batch = step.micro_batch;
       ts.mem_class = static_cast<std::uint8_t>(it.mem_class);
       ts.alloc_bytes = it.alloc_bytes;

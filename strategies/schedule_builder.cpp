@@ -40,20 +40,22 @@ class Resolver {
     auto scan = [&](const std::vector<Item>& items) {
       for (const Item& it : items)
         for (const Dep& d : it.deps)
-          if (d.target == Dep::Target::ITEM) labels_.try_emplace(d.label, static_cast<std::uint32_t>(labels_.size()));
+          if (d.target == Dep::Target::ITEM) {
+            const std::uint32_t id = d.label.id();
+            if (labels_.size() <= id) labels_.resize(id + 1, -1);
+            if (labels_[id] < 0) labels_[id] = named_++;
+          }
     };
     for (const Chunk& c : role.chunks) {
       scan(c.forward);
       scan(c.backward);
     }
     for (const auto* l : {&role.prologue, &role.floating, &role.tail, &role.transfers}) scan(*l);
-    if (labels_.empty()) return;
+    if (named_ == 0) return;
     auto ids = [&](const std::vector<Item>& items) {
       std::vector<std::int32_t> out;
-      for (const Item& it : items) {
-        const auto pos = labels_.find(it.label);
-        out.push_back(pos == labels_.end() ? -1 : static_cast<std::int32_t>(pos->second));
-      }
+      out.reserve(items.size());
+      for (const Item& it : items) out.push_back(label_index(it.label));
       return out;
     };
     for (const Chunk& c : role.chunks) {
@@ -67,7 +69,7 @@ class Resolver {
 
   void index(const std::vector<Step>& steps) {
     spans_.clear();
-    if (labels_.empty()) return;
+    if (named_ == 0) return;
     for (std::uint32_t s = 0; s < steps.size(); ++s) {
       const Step& st = steps[s];
       if (st.kind != Step::Kind::ITEM || st.whole_run) continue;  // nothing names a whole run's items
@@ -84,10 +86,10 @@ class Resolver {
   // Appends the steps an ITEM dependency of `step` (at position `self`) names.
   void item_targets(const Step& step, const Item& it, const Dep& d, std::vector<StepDep>& out) const {
     const std::int32_t layer = it.layer + d.layer_offset;
+    const std::int32_t label = label_index(d.label);
+    if (label < 0) return;
     auto add = [&](std::int32_t mb, Direction dir) {
-      const auto label = labels_.find(d.label);
-      if (label == labels_.end()) return;
-      const auto pos = spans_.find({label->second, layer, mb, static_cast<std::uint8_t>(dir)});
+      const auto pos = spans_.find({static_cast<std::uint32_t>(label), layer, mb, static_cast<std::uint8_t>(dir)});
       if (pos == spans_.end()) return;
       out.push_back({d.on == Dep::On::START ? pos->second.first : pos->second.last, d.on});
     };
@@ -106,6 +108,11 @@ class Resolver {
 
 
  private:
+  // The label's number among those some dependency names, or −1.
+  std::int32_t label_index(const Label& l) const {
+    const std::uint32_t id = l.id();
+    return id < labels_.size() ? labels_[id] : -1;
+  }
   std::int32_t label_id(const Step& st) const {
     switch (st.list) {
       case ItemList::FORWARD: return chunk_ids_[2 * static_cast<std::size_t>(st.chunk)][st.index];
@@ -120,7 +127,8 @@ class Resolver {
 
   const Role& role_;
   std::int32_t micro_batches_;
-  std::unordered_map<Label, std::uint32_t, LabelIdentityHash> labels_;  // ids in scan order
+  std::vector<std::int32_t> labels_;  // by Label::id: its number in scan order, or −1
+  std::int32_t named_ = 0;            // how many labels are numbered
   std::vector<std::vector<std::int32_t>> chunk_ids_;  // per chunk: forward, backward
   std::vector<std::int32_t> list_ids_[3];             // prologue, floating, tail
   std::unordered_map<ItemKey, Span, ItemKeyHash> spans_;
@@ -317,12 +325,15 @@ void ScheduleBuilder::emit_send(const RunRef& ref, std::uint32_t last, std::uint
 // bucket after the last accumulation) only on the last run.
 std::vector<bool> ScheduleBuilder::whole_runs() const {
   enum : std::uint8_t { ALWAYS = 1, FIRST = 2, LAST = 4 };
-  std::unordered_map<Label, std::uint8_t, LabelIdentityHash> referenced;  // label → how
+  std::vector<std::uint8_t> referenced;  // by Label::id: how
   auto scan = [&](const std::vector<Item>& items) {
     for (const Item& it : items)
       for (const Dep& d : it.deps)
-        if (d.target == Dep::Target::ITEM && d.micro_batch != Dep::MicroBatch::ITERATION)
-          referenced[d.label] |= d.micro_batch == Dep::MicroBatch::EVERY ? LAST : ALWAYS;
+        if (d.target == Dep::Target::ITEM && d.micro_batch != Dep::MicroBatch::ITERATION) {
+          const std::uint32_t id = d.label.id();
+          if (referenced.size() <= id) referenced.resize(id + 1, 0);
+          referenced[id] |= d.micro_batch == Dep::MicroBatch::EVERY ? LAST : ALWAYS;
+        }
   };
   for (const Chunk& c : role_.chunks) {
     scan(c.forward);
@@ -333,7 +344,7 @@ std::vector<bool> ScheduleBuilder::whole_runs() const {
     std::uint8_t open = 0;
     for (std::size_t i = 0; i < items.size(); ++i) {
       const Item& it = items[i];
-      if (const auto r = referenced.find(it.label); r != referenced.end()) open |= r->second;
+      if (const std::uint32_t id = it.label.id(); id < referenced.size()) open |= referenced[id];
       for (const Dep& d : it.deps) {
         if (d.target == Dep::Target::PREVIOUS) {
           if (static_cast<std::size_t>(d.offset) > i && i > 0) open |= ALWAYS;  // a later item waits for the receive

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <thread>
@@ -22,6 +24,24 @@ TEST(Label, EqualNamesAreOneInternedCopy) {
   EXPECT_NE(a, "tp-reduce");
   EXPECT_TRUE(Label().empty());
   EXPECT_EQ(Label(), Label(""));
+}
+
+TEST(Label, IdsAreDenseAndOnePerName) {
+  // Tables indexed by Label::id stand for maps from labels: one id per name, 0 only for
+  // the empty name, each below the number of names met so far.
+  const Label a("label-id-test-a"), b("label-id-test-b"), again(std::string("label-id-test-") + "a");
+  EXPECT_EQ(Label().id(), 0u);
+  EXPECT_NE(a.id(), 0u);
+  EXPECT_NE(a.id(), b.id());
+  EXPECT_EQ(a.id(), again.id());
+  std::vector<std::thread> threads;
+  std::vector<std::uint32_t> ids(8);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    threads.emplace_back([&ids, i] { ids[i] = Label("label-id-test-" + std::to_string(i)).id(); });
+  for (auto& t : threads) t.join();
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end());  // distinct names on any thread, distinct ids
+  EXPECT_EQ(Label("label-id-test-3").id(), Label(std::string("label-id-test-") + "3").id());
 }
 
 TEST(Label, OrdersByNameNotByAddress) {
