@@ -133,8 +133,13 @@ struct Splitter {
   }
 
   void run(std::vector<Item>& items, bool backward) {
+    // Each pipelined collective becomes k pieces beside k shares of its GEMM, and a cut
+    // GEMM leaves its segment's rest behind: sized once, the thousands of items are not
+    // moved again as the list grows.
+    std::size_t pipelined = 0;
+    for (const Item& it : items) pipelined += overlapped(it, backward);
     std::vector<Item> out;
-    out.reserve(items.size() * 2 + static_cast<std::size_t>(4 * k));
+    out.reserve(items.size() + pipelined * static_cast<std::size_t>(2 * k + 1));
     const auto compute_at = [&](std::size_t i) { return i < items.size() && items[i].kind == Item::Kind::COMPUTE; };
     bool last_is_whole_compute = false;  // out.back() is a compute not yet pipelined
     for (std::size_t i = 0; i < items.size(); ++i) {
