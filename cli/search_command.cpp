@@ -124,21 +124,29 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   space_options.max_micro_batch = options.max_micro_batch;
   const std::vector<scenarios::LayoutCandidate> space = enumerate_layouts(base.training, gpus, space_options);
 
-  // 1. Memory: the model states alone must fit (per (tensor, pipeline, data, ZeRO): cached).
+  // 1. Memory: the model states must fit, and beside them the activations each stage keeps
+  // until its first backward (scenarios/memory_bound.hpp).
   const double capacity = base.gpu.hbm_capacity_bytes().value();
-  std::map<std::tuple<int, int, int, int>, double> state_bound;
+  const double for_tensors = capacity - scenarios::runtime_lower_bound_bytes(base.gpu);
+  // Per (tensor, pipeline, split, data, ZeRO).
+  std::map<std::tuple<int, int, int, int, int, int>, double> state_bound;
   const hardware::CostModel cost(base.gpu);
   scenarios::ComputeBound compute_bound(base.training, cost.peak_flops(base.training.dtype));
   std::vector<std::pair<double, std::size_t>> order;  // (time bound, candidate)
-  std::uint64_t pruned_memory = 0;
+  std::uint64_t pruned_states = 0, pruned_activations = 0;
   for (std::size_t i = 0; i < space.size(); ++i) {
     const auto& c = space[i];
-    const auto key = std::make_tuple(c.tensor, c.pipeline, c.data, static_cast<int>(c.zero_stage));
+    const auto key = std::make_tuple(c.tensor, c.pipeline, c.first_stage_layers, c.last_stage_layers, c.data,
+                                     static_cast<int>(c.zero_stage));
     auto it = state_bound.find(key);
     if (it == state_bound.end())
       it = state_bound.emplace(key, scenarios::model_state_lower_bound_bytes(apply_layout(base.training, c))).first;
-    if (it->second > capacity) {
-      ++pruned_memory;
+    if (it->second > for_tensors) {
+      ++pruned_states;
+      continue;
+    }
+    if (scenarios::stage_activation_lower_bound_bytes(apply_layout(base.training, c)) > for_tensors) {
+      ++pruned_activations;
       continue;
     }
     order.emplace_back(compute_bound.seconds(c), i);
@@ -231,8 +239,9 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
                      "uneven splits, data derived, micro-batch ≤ {}, 1F1B/GPipe/interleaved with every virtual-stage "
                      "count, ZeRO 0/1, recompute none/selective/full, sequence parallelism, three overlaps)\n",
                      space.size(), space_options.gpus_per_node, space_options.max_micro_batch);
-  out << fmt::format("  pruned by the memory lower bound (model states above {:.1f} GiB): {}\n", capacity / GIB,
-                     pruned_memory);
+  out << fmt::format("  pruned by the memory lower bounds (above {:.1f} GiB): {} (model states alone: {}; states and "
+                     "the activations a stage holds at its first backward: {})\n",
+                     capacity / GIB, pruned_states + pruned_activations, pruned_states, pruned_activations);
   if (options.count_only) out << fmt::format("  left to simulate or prune by time: {}\n", order.size());
   if (options.prune && !options.count_only)
     out << fmt::format("  pruned by the compute-only time bound (above the {}th best time found, {:.4f} s): {}\n", k,

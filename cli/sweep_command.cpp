@@ -37,7 +37,7 @@ struct VariantRow {
 // What the summary counts a dropped variant under: the constraint or the validation
 // message as is; every memory-bound drop under one heading (their figures differ).
 std::string reason_key(const std::string& status, const std::string& reason) {
-  if (status == detail::to_string(VariantStatus::MEMORY_BOUND)) return "model states' lower bound above HBM capacity";
+  if (status == detail::to_string(VariantStatus::MEMORY_BOUND)) return "memory lower bound above HBM capacity";
   if (status == detail::to_string(VariantStatus::CONSTRAINT)) return "constraint " + reason;
   return reason;
 }
@@ -64,11 +64,12 @@ VariantRow evaluate_variant(const scenarios::SweepPlan& plan, std::uint64_t inde
     } else {
       const auto& scenario = std::get<scenarios::LoadedScenario>(*loaded);
       o.loaded = &scenario;
-      o.memory_lower_bound_bytes = scenarios::model_state_lower_bound_bytes(scenario.training);
+      const scenarios::MemoryLowerBound bound = scenarios::memory_lower_bound(scenario.training, scenario.gpu);
+      o.memory_lower_bound_bytes = bound.bytes;
       const double capacity = scenario.gpu.hbm_capacity_bytes().value();
       if (o.memory_lower_bound_bytes > capacity) {
         o.status = VariantStatus::MEMORY_BOUND;
-        o.reason = fmt::format("model states alone need at least {:.2f} GiB per GPU, HBM holds {:.2f} GiB",
+        o.reason = fmt::format("{} need at least {:.2f} GiB per GPU, HBM holds {:.2f} GiB", bound.what,
                                o.memory_lower_bound_bytes / GIB, capacity / GIB);
       } else {
         try {

@@ -1,32 +1,107 @@
 #include "scenarios/memory_bound.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include "models/model.hpp"
 #include "strategies/program.hpp"
 
 namespace trainsim::scenarios {
 
-double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec) {
-  const auto& layout = spec.layout;
-  models::ShardSpec shard;
-  shard.micro_batch = spec.micro_batch;
-  shard.sequence = spec.sequence;
-  shard.tensor = layout.tensor;
-  shard.sequence_parallel = layout.sequence_parallel;
-  shard.flash_attention = spec.flash_attention;
-  const double layer_params = static_cast<double>(models::shared_layers(spec.model, shard)->transformer.params());
-  const std::int64_t p = std::max<std::int64_t>(layout.pipeline, 1);
-  const double layers = static_cast<double>((spec.model.layers + p - 1) / p);
+namespace {
+
+// Per parameter, what a GPU holds of its layers' states; with_step: and the fp32 main
+// gradients of the step.
+double state_bytes_per_param(const strategies::TrainingSpec& spec, bool with_step) {
   const strategies::StateBytes sb = strategies::state_bytes_per_param(spec);
-  const double d = static_cast<double>(std::max<std::int64_t>(layout.data, 1));
-  const double per_param = sb.weights / (spec.zero_stage >= 3 ? d : 1.0) +
-                           sb.gradients / (spec.zero_stage >= 2 ? d : 1.0) +
-                           sb.optimizer / (spec.zero_stage >= 1 ? d : 1.0) +
-                           // FP16's fp32 main gradients live beside the states during the
-                           // step; sharded like the optimizer states (dividing by d is safe).
-                           sb.main_gradients / (spec.zero_stage >= 1 ? d : 1.0);
-  return layers * layer_params * per_param;
+  const double d = static_cast<double>(std::max<std::int64_t>(spec.layout.data, 1));
+  return sb.weights / (spec.zero_stage >= 3 ? d : 1.0) + sb.gradients / (spec.zero_stage >= 2 ? d : 1.0) +
+         sb.optimizer / (spec.zero_stage >= 1 ? d : 1.0) +
+         // FP16's fp32 main gradients live beside the states during the step; sharded like
+         // the optimizer states (dividing by d is safe).
+         (with_step ? sb.main_gradients / (spec.zero_stage >= 1 ? d : 1.0) : 0.0);
+}
+
+// Transformer layers per stage, as strategies/pipeline_parallel.cpp splits them (a split it
+// refuses fails the build, whatever the bound says).
+std::vector<std::int64_t> stage_layers(const strategies::TrainingSpec& spec) {
+  const auto& l = spec.layout;
+  const std::int64_t p = std::max<std::int64_t>(l.pipeline, 1), layers = spec.model.layers;
+  if (p == 1) return {layers};
+  if (l.first_stage_layers <= 0 && l.last_stage_layers <= 0) return std::vector<std::int64_t>(static_cast<std::size_t>(p), layers / p);
+  const std::int64_t even = layers / p;
+  const std::int64_t first = l.first_stage_layers > 0 ? l.first_stage_layers : even;
+  const std::int64_t last = l.last_stage_layers > 0 ? l.last_stage_layers : even;
+  std::vector<std::int64_t> out{first};
+  for (std::int64_t i = 0; i < p - 2; ++i) out.push_back((layers - first - last) / (p - 2));
+  out.push_back(last);
+  return out;
+}
+
+double layer_params(const strategies::TrainingSpec& spec) {
+  const models::ShardSpec shard = strategies::layer_shard(spec, spec.layout.tensor, spec.layout.sequence_parallel);
+  return static_cast<double>(models::shared_layers(spec.model, shard)->transformer.params());
+}
+
+}  // namespace
+
+double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec) {
+  const std::vector<std::int64_t> layers = stage_layers(spec);
+  const double most = static_cast<double>(*std::max_element(layers.begin(), layers.end()));
+  return most * layer_params(spec) * state_bytes_per_param(spec, true);
+}
+
+double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) {
+  if (!spec.passes.empty()) return 0;
+  const auto& layout = spec.layout;
+  const std::int64_t p = std::max<std::int64_t>(layout.pipeline, 1);
+  const std::int64_t v = std::max<std::int64_t>(layout.virtual_stages, 1);
+  const std::int64_t m = spec.micro_batches();
+  if (m < 1) return 0;
+  const models::ShardSpec shard = strategies::layer_shard(spec, layout.tensor, layout.sequence_parallel);
+  const models::Layer& layer = models::shared_layers(spec.model, shard)->transformer;
+  double kept = 0;  // per layer and micro-batch, rounded per op as the program allocates it
+  switch (spec.recompute) {
+    case strategies::Recompute::NONE:
+    case strategies::Recompute::SELECTIVE:
+      for (const models::Op& op : layer.ops)
+        if (spec.recompute == strategies::Recompute::NONE || !op.selective_recompute)
+          kept += static_cast<double>(std::llround(op.activation_bytes));
+      break;
+    case strategies::Recompute::FULL:
+      kept = static_cast<double>(2 * spec.micro_batch * spec.sequence * spec.model.hidden /
+                                 (shard.sequence_parallel ? layout.tensor : 1));  // as the program rounds it
+      break;
+  }
+  const double states_per_layer = static_cast<double>(layer.params()) * state_bytes_per_param(spec, false);
+  const std::vector<std::int64_t> layers = stage_layers(spec);
+  double most = 0;
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(layers.size()); ++i) {
+    const auto n = static_cast<double>(layers[static_cast<std::size_t>(i)]);
+    double forwards = 1;  // micro-batches' worth of the stage's layers
+    if (spec.pipeline_schedule == "gpipe") {
+      forwards = static_cast<double>(m);
+    } else if (spec.pipeline_schedule == "1f1b" || (spec.pipeline_schedule == "interleaved-1f1b" && v == 1)) {
+      forwards = static_cast<double>(std::min(p - i, m));
+    } else if (spec.pipeline_schedule == "interleaved-1f1b") {
+      forwards = static_cast<double>(std::min((p - i - 1) * 2 + (v - 1) * p + 1, m * v)) / static_cast<double>(v);
+    }
+    most = std::max(most, n * (states_per_layer + kept * forwards));
+  }
+  return most;
+}
+
+double runtime_lower_bound_bytes(const hardware::GpuProfile& gpu) {
+  return gpu.cuda_context_bytes().value() + gpu.cublas_workspace_bytes().value();
+}
+
+MemoryLowerBound memory_lower_bound(const strategies::TrainingSpec& spec, const hardware::GpuProfile& gpu) {
+  const double runtime = runtime_lower_bound_bytes(gpu);
+  const double states = model_state_lower_bound_bytes(spec);
+  const double with_activations = stage_activation_lower_bound_bytes(spec);
+  if (with_activations > states) return {runtime + with_activations, "model states, activations and the CUDA runtime"};
+  return {runtime + states, "model states and the CUDA runtime"};
 }
 
 }  // namespace trainsim::scenarios

@@ -1,16 +1,46 @@
 #pragma once
-// A closed-form lower bound on the peak memory of the most loaded GPU, cheap enough to
-// check before a variant is simulated: if even this does not fit, the variant cannot.
+// Closed-form lower bounds on the peak memory of the most loaded GPU, cheap enough to check
+// before a variant is simulated: if even a bound does not fit, the variant cannot.
+#include <string>
+
+#include "hardware/profile.pb.h"
 #include "strategies/spec.hpp"
 
 namespace trainsim::scenarios {
 
 // The model states (weights, gradients, optimizer states and, for FP16, the fp32 main
-// gradients of the step; strategies/program.cpp's bytes per parameter) of the transformer layers on the GPU that holds the most of them. Some
-// GPU holds at least ceil(layers / pipeline) layers whatever the split (even, uneven,
-// virtual stages), each sharded over the tensor group; ZeRO divides the optimizer states
-// (stage ≥ 1), gradients (≥ 2) and weights (3) by the data-parallel size. Embedding, head
-// and activations only add to the real peak, so this never exceeds it.
+// gradients of the step; strategies/program.cpp's bytes per parameter) of the transformer
+// layers of the stage that holds the most of them (pipeline_parallel's split: even, or the
+// explicit first/last-stage counts and the rest even), each sharded over the tensor group;
+// ZeRO divides the optimizer states (stage ≥ 1), gradients (≥ 2) and weights (3) by the
+// data-parallel size. Embedding, head and activations only add to the real peak, so this
+// never exceeds it.
 double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec);
+
+// The most any stage holds when its first backward starts: its transformer layers' states
+// (all iteration; the fp32 main gradients of FP16 exist only during the step, after every
+// activation is freed) and the activations its layers keep for backward of every forward
+// run before that backward. A layer keeps per micro-batch what its forward allocates
+// (strategies/program.cpp: every op's saved activations; selective recompute drops the
+// attention core's; full recompute keeps the layer's input, 2·b·s·h bytes, /t with sequence
+// parallelism). Forwards before stage i's first backward: all m under GPipe; min(p − i, m)
+// under 1F1B (its p − i − 1 warm-up forwards and one more); under the interleaved schedule
+// min((p − i − 1)·2 + (v − 1)·p + 1, m·v) chunk-forwards of layers/v each; one under any
+// other schedule. Zero for a spec that names its own pass pipeline (its recompute may be one
+// this closed form does not know).
+double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec);
+
+// What the runtime holds on every GPU besides tensors (the profile's CUDA context and the
+// GEMM stream's cuBLAS workspace; NCCL's buffers depend on the communicators and are left
+// out).
+double runtime_lower_bound_bytes(const hardware::GpuProfile& gpu);
+
+// The larger of the two tensor bounds with the runtime's share added, and what it counts,
+// for messages.
+struct MemoryLowerBound {
+  double bytes = 0;
+  std::string what;  // "model states alone" or "model states and activations"
+};
+MemoryLowerBound memory_lower_bound(const strategies::TrainingSpec& spec, const hardware::GpuProfile& gpu);
 
 }  // namespace trainsim::scenarios

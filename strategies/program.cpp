@@ -326,12 +326,15 @@ std::int64_t Role::num_layers() const {
 }
 
 models::ShardSpec layer_shard(const Program& program) {
-  const TrainingSpec& spec = program.spec;
+  return layer_shard(program.spec, program.applied.tensor, program.applied.sequence_parallel);
+}
+
+models::ShardSpec layer_shard(const TrainingSpec& spec, std::int64_t tensor, bool sequence_parallel) {
   models::ShardSpec shard;
   shard.micro_batch = spec.micro_batch;
   shard.sequence = spec.sequence;
-  shard.tensor = program.applied.tensor;
-  shard.sequence_parallel = program.applied.sequence_parallel && program.applied.tensor > 1;
+  shard.tensor = tensor;
+  shard.sequence_parallel = sequence_parallel && tensor > 1;
   shard.flash_attention = spec.flash_attention;
   shard.fp8_linear_inputs = spec.dtype == hardware::Dtype::FP8;  // Transformer Engine's FP8 linears
   shard.main_grad_bytes = static_cast<int>(state_bytes_per_param(spec).gradients);

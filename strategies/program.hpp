@@ -317,6 +317,8 @@ double optimizer_step_bytes_per_param(const TrainingSpec& spec);
 // The shard of a layer that every role of the Program holds (the applied tensor size and
 // sequence parallelism, the spec's micro-batch and attention kernel).
 models::ShardSpec layer_shard(const Program& program);
+// The same for a spec whose layout is applied as written (bounds computed before a build).
+models::ShardSpec layer_shard(const TrainingSpec& spec, std::int64_t tensor, bool sequence_parallel);
 // Rebuilds a role's segments, chunk templates, tail and model states from its chunks'
 // layer assignment and the layout applied so far (tensor degree, sequence parallelism).
 // Layout passes call it after changing what a role holds.

@@ -1,6 +1,7 @@
 #include "strategies/detail/schedule_builder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -421,9 +422,11 @@ void ScheduleBuilder::tail() {
     }
     for (const Chunk& c : role_.chunks)
       for (const auto* items : {&c.forward, &c.backward}) {
+        std::array<bool, 256> used{};  // by stream id (a std::uint8_t)
+        for (const Item& it : *items) used[it.stream] = true;
         std::vector<std::uint8_t> streams;
-        for (const Item& it : *items)
-          if (std::find(streams.begin(), streams.end(), it.stream) == streams.end()) streams.push_back(it.stream);
+        for (std::size_t id = 0; id < used.size(); ++id)
+          if (used[id]) streams.push_back(static_cast<std::uint8_t>(id));
         template_streams_.push_back(std::move(streams));
       }
   }
