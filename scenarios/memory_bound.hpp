@@ -39,7 +39,7 @@ double runtime_lower_bound_bytes(const hardware::GpuProfile& gpu);
 // for messages.
 struct MemoryLowerBound {
   double bytes = 0;
-  std::string what;  // "model states alone" or "model states and activations"
+  std::string what;  // "model states and the CUDA runtime", or with "activations" among them
 };
 MemoryLowerBound memory_lower_bound(const strategies::TrainingSpec& spec, const hardware::GpuProfile& gpu);
 
