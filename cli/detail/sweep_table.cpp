@@ -3,6 +3,8 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,11 +17,13 @@ namespace trainsim::cli::detail {
 namespace {
 
 // The run's figures after the inputs: names a spreadsheet or pandas user reads directly.
-const char* const OUTPUT_COLUMNS[] = {
+// Between the two lists, one column per memory class ("memory.<class>_bytes", every class
+// the report's at_peak holds, so that a class added to the model gets its column).
+const char* const OUTPUT_COLUMNS_BEFORE_CLASSES[] = {
     "memory_lower_bound_bytes", "iteration_s", "tokens_per_s", "samples_per_s", "model_tflops_per_gpu", "mfu", "hfu",
     "time.compute_s", "time.recompute_s", "time.optimizer_s", "time.exposed_tp_s", "time.exposed_dp_s",
-    "time.exposed_pp_s", "time.bubble_s", "memory.peak_bytes", "memory.weights_bytes", "memory.gradients_bytes",
-    "memory.optimizer_states_bytes", "memory.activations_bytes", "memory.comm_buffers_bytes",
+    "time.exposed_pp_s", "time.bubble_s", "memory.peak_bytes"};
+const char* const OUTPUT_COLUMNS_AFTER_CLASSES[] = {
     "memory.capacity_bytes", "memory.out_of_memory", "planning.iterations", "planning.time_s",
     "planning.gpu_hours", "planning.utilization", "planning.energy_kwh", "planning.cost"};
 // What validation made of the variant: defaults applied, presets resolved.
@@ -109,7 +113,10 @@ const std::vector<std::string>& sweep_columns() {
     std::vector<std::string> c = {"variant", "sweep_id", "status", "reason"};
     for (const auto& f : scenarios::scalar_fields()) c.push_back(f.text);
     for (const char* name : RESOLVED_COLUMNS) c.emplace_back(name);
-    for (const char* name : OUTPUT_COLUMNS) c.emplace_back(name);
+    for (const char* name : OUTPUT_COLUMNS_BEFORE_CLASSES) c.emplace_back(name);
+    for (int m = 0; m < static_cast<int>(strategies::MemClass::COUNT); ++m)
+      c.push_back(std::string("memory.") + strategies::to_string(static_cast<strategies::MemClass>(m)) + "_bytes");
+    for (const char* name : OUTPUT_COLUMNS_AFTER_CLASSES) c.emplace_back(name);
     return c;
   }();
   return columns;
@@ -195,6 +202,10 @@ Row make_row(const VariantOutcome& o, std::uint64_t fingerprint) {
     if (p.price_per_gpu_hour > 0) c.emplace_back(p.cost);
     else c.emplace_back();
   }
+  // A row longer than the header would shift every later figure under another's name.
+  if (c.size() > sweep_columns().size())
+    throw std::logic_error("sweep table: a row of " + std::to_string(c.size()) + " cells for " +
+                           std::to_string(sweep_columns().size()) + " columns");
   c.resize(sweep_columns().size());  // dropped variants: the figures stay empty
   return row;
 }

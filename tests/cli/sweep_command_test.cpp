@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "cli/detail/evaluate.hpp"
 #include "scenarios/layout_space.hpp"
@@ -129,6 +132,55 @@ TEST_F(SweepCommand, OneRowPerVariantInOrderForAnyThreadCount) {
   EXPECT_NE(jsonl.find("\"status\":\"ok\""), std::string::npos);
   EXPECT_NE(jsonl.find("\"iteration_s\":"), std::string::npos);
   EXPECT_EQ(jsonl.find("\"status\":\"error\""), std::string::npos) << jsonl.substr(0, 2000);
+}
+
+// Each figure under its own name: a simulated row's memory columns are the report's own
+// (every class at the peak, the capacity, whether it fits) and the planning figures follow.
+TEST_F(SweepCommand, EveryFigureIsUnderItsOwnColumn) {
+  const std::string sweep = write("small.textproto", SMALL_SWEEP);
+  ASSERT_EQ(run(options(sweep, "table", 2)), 0);
+  std::istringstream rows(read((dir_ / "table.csv").string()));
+  std::string line;
+  auto split = [](const std::string& text) {
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (char ch : text) {
+      if (ch == '"') quoted = !quoted;
+      else if (ch == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
+      else cell += ch;
+    }
+    cells.push_back(cell);
+    return cells;
+  };
+  std::getline(rows, line);
+  const std::vector<std::string> header = split(line);
+  auto column = [&](const std::string& name) {
+    const auto at = std::find(header.begin(), header.end(), name);
+    EXPECT_NE(at, header.end()) << name;
+    return static_cast<std::size_t>(at - header.begin());
+  };
+  for (const char* cls : {"weights", "gradients", "optimizer_states", "activations", "comm_buffers", "cuda_context",
+                          "cublas_workspace"})
+    (void)column(std::string("memory.") + cls + "_bytes");
+  int simulated = 0;
+  while (std::getline(rows, line)) {
+    const std::vector<std::string> cells = split(line);
+    ASSERT_EQ(cells.size(), header.size()) << line;
+    if (cells[column("status")] != "ok") continue;
+    ++simulated;
+    // dgx-a100-80gb: 80 GiB as the driver reports it.
+    EXPECT_EQ(cells[column("memory.capacity_bytes")], "85899345920") << line;
+    const std::string fits = cells[column("memory.out_of_memory")];
+    EXPECT_TRUE(fits == "true" || fits == "false") << fits;
+    EXPECT_GT(std::stod(cells[column("planning.iterations")]), 1000.0);  // iterations, not a byte count or a flag
+    double classes = 0;
+    for (const char* cls : {"weights", "gradients", "optimizer_states", "activations", "comm_buffers", "cuda_context",
+                            "cublas_workspace"})
+      classes += std::stod(cells[column(std::string("memory.") + cls + "_bytes")]);
+    EXPECT_NEAR(classes, std::stod(cells[column("memory.peak_bytes")]), 1e-6 * classes) << line;
+  }
+  EXPECT_GT(simulated, 50);
 }
 
 TEST_F(SweepCommand, TheMemoryLowerBoundNeverExceedsTheSimulatedPeak) {
