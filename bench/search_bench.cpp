@@ -34,7 +34,7 @@ void search_evaluation(benchmark::State& state) {
   std::vector<strategies::TrainingSpec> kept;
   for (const auto& c : space) {
     strategies::TrainingSpec spec = scenarios::apply_layout(scenario.training, c);
-    if (scenarios::memory_lower_bound(spec, scenario.gpu).bytes <= scenario.gpu.hbm_capacity_bytes().value())
+    if (scenarios::memory_lower_bound(spec, scenario.gpu).bytes() <= scenario.gpu.hbm_capacity_bytes().value())
       kept.push_back(std::move(spec));
   }
   constexpr std::size_t SAMPLE = 200;

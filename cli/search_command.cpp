@@ -127,25 +127,18 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   // 1. Memory: the model states must fit, and beside them the activations each stage keeps
   // until its first backward (scenarios/memory_bound.hpp).
   const double capacity = base.gpu.hbm_capacity_bytes().value();
-  const double for_tensors = capacity - scenarios::runtime_lower_bound_bytes(base.gpu);
-  // Per (tensor, pipeline, split, data, ZeRO).
-  std::map<std::tuple<int, int, int, int, int, int>, double> state_bound;
   const hardware::CostModel cost(base.gpu);
   scenarios::ComputeBound compute_bound(base.training, cost.peak_flops(base.training.dtype));
   std::vector<std::pair<double, std::size_t>> order;  // (time bound, candidate)
   std::uint64_t pruned_states = 0, pruned_activations = 0;
   for (std::size_t i = 0; i < space.size(); ++i) {
     const auto& c = space[i];
-    const auto key = std::make_tuple(c.tensor, c.pipeline, c.first_stage_layers, c.last_stage_layers, c.data,
-                                     static_cast<int>(c.zero_stage));
-    auto it = state_bound.find(key);
-    if (it == state_bound.end())
-      it = state_bound.emplace(key, scenarios::model_state_lower_bound_bytes(apply_layout(base.training, c))).first;
-    if (it->second > for_tensors) {
+    const scenarios::MemoryLowerBound bound = scenarios::memory_lower_bound(apply_layout(base.training, c), base.gpu);
+    if (bound.runtime + bound.states > capacity) {
       ++pruned_states;
       continue;
     }
-    if (scenarios::stage_activation_lower_bound_bytes(apply_layout(base.training, c)) > for_tensors) {
+    if (bound.bytes() > capacity) {
       ++pruned_activations;
       continue;
     }

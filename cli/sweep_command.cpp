@@ -65,11 +65,11 @@ VariantRow evaluate_variant(const scenarios::SweepPlan& plan, std::uint64_t inde
       const auto& scenario = std::get<scenarios::LoadedScenario>(*loaded);
       o.loaded = &scenario;
       const scenarios::MemoryLowerBound bound = scenarios::memory_lower_bound(scenario.training, scenario.gpu);
-      o.memory_lower_bound_bytes = bound.bytes;
+      o.memory_lower_bound_bytes = bound.bytes();
       const double capacity = scenario.gpu.hbm_capacity_bytes().value();
       if (o.memory_lower_bound_bytes > capacity) {
         o.status = VariantStatus::MEMORY_BOUND;
-        o.reason = fmt::format("{} need at least {:.2f} GiB per GPU, HBM holds {:.2f} GiB", bound.what,
+        o.reason = fmt::format("{} need at least {:.2f} GiB per GPU, HBM holds {:.2f} GiB", bound.what(),
                                o.memory_lower_bound_bytes / GIB, capacity / GIB);
       } else {
         try {

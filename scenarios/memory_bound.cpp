@@ -92,16 +92,9 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
   return most;
 }
 
-double runtime_lower_bound_bytes(const hardware::GpuProfile& gpu) {
-  return gpu.cuda_context_bytes().value() + gpu.cublas_workspace_bytes().value();
-}
-
 MemoryLowerBound memory_lower_bound(const strategies::TrainingSpec& spec, const hardware::GpuProfile& gpu) {
-  const double runtime = runtime_lower_bound_bytes(gpu);
-  const double states = model_state_lower_bound_bytes(spec);
-  const double with_activations = stage_activation_lower_bound_bytes(spec);
-  if (with_activations > states) return {runtime + with_activations, "model states, activations and the CUDA runtime"};
-  return {runtime + states, "model states and the CUDA runtime"};
+  return {gpu.cuda_context_bytes().value() + gpu.cublas_workspace_bytes().value(), model_state_lower_bound_bytes(spec),
+          stage_activation_lower_bound_bytes(spec)};
 }
 
 }  // namespace trainsim::scenarios

@@ -30,16 +30,17 @@ double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec);
 // this closed form does not know).
 double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec);
 
-// What the runtime holds on every GPU besides tensors (the profile's CUDA context and the
-// GEMM stream's cuBLAS workspace; NCCL's buffers depend on the communicators and are left
-// out).
-double runtime_lower_bound_bytes(const hardware::GpuProfile& gpu);
-
-// The larger of the two tensor bounds with the runtime's share added, and what it counts,
-// for messages.
+// The bounds of one variant: the runtime's share (the profile's CUDA context and the GEMM
+// stream's cuBLAS workspace; NCCL's buffers depend on the communicators and are left out)
+// and the two tensor bounds above. Each of runtime + states and bytes() is a lower bound.
 struct MemoryLowerBound {
-  double bytes = 0;
-  std::string what;  // "model states and the CUDA runtime", or with "activations" among them
+  double runtime = 0, states = 0, with_activations = 0;
+  double bytes() const { return runtime + (with_activations > states ? with_activations : states); }
+  // What bytes() counts, for messages.
+  const char* what() const {
+    return with_activations > states ? "model states, activations and the CUDA runtime"
+                                     : "model states and the CUDA runtime";
+  }
 };
 MemoryLowerBound memory_lower_bound(const strategies::TrainingSpec& spec, const hardware::GpuProfile& gpu);
 

@@ -160,9 +160,9 @@ TEST_F(SweepCommand, EveryFigureIsUnderItsOwnColumn) {
     EXPECT_NE(at, header.end()) << name;
     return static_cast<std::size_t>(at - header.begin());
   };
-  for (const char* cls : {"weights", "gradients", "optimizer_states", "activations", "comm_buffers", "cuda_context",
-                          "cublas_workspace"})
-    (void)column(std::string("memory.") + cls + "_bytes");
+  const char* const classes[] = {"weights",      "gradients",    "optimizer_states", "activations",
+                                 "comm_buffers", "cuda_context", "cublas_workspace"};
+  for (const char* cls : classes) (void)column(std::string("memory.") + cls + "_bytes");
   int simulated = 0;
   while (std::getline(rows, line)) {
     const std::vector<std::string> cells = split(line);
@@ -174,11 +174,9 @@ TEST_F(SweepCommand, EveryFigureIsUnderItsOwnColumn) {
     const std::string fits = cells[column("memory.out_of_memory")];
     EXPECT_TRUE(fits == "true" || fits == "false") << fits;
     EXPECT_GT(std::stod(cells[column("planning.iterations")]), 1000.0);  // iterations, not a byte count or a flag
-    double classes = 0;
-    for (const char* cls : {"weights", "gradients", "optimizer_states", "activations", "comm_buffers", "cuda_context",
-                            "cublas_workspace"})
-      classes += std::stod(cells[column(std::string("memory.") + cls + "_bytes")]);
-    EXPECT_NEAR(classes, std::stod(cells[column("memory.peak_bytes")]), 1e-6 * classes) << line;
+    double at_peak = 0;
+    for (const char* cls : classes) at_peak += std::stod(cells[column(std::string("memory.") + cls + "_bytes")]);
+    EXPECT_NEAR(at_peak, std::stod(cells[column("memory.peak_bytes")]), 1e-6 * at_peak) << line;
   }
   EXPECT_GT(simulated, 50);
 }
@@ -231,7 +229,7 @@ cluster { preset: "dgx-h100" nodes: 2 }
       scenarios::LoadedScenario variant = base;
       variant.training = scenarios::apply_layout(base.training, space[i]);
       const double tensors = scenarios::stage_activation_lower_bound_bytes(variant.training);
-      const double bound = scenarios::memory_lower_bound(variant.training, variant.gpu).bytes;
+      const double bound = scenarios::memory_lower_bound(variant.training, variant.gpu).bytes();
       report::RunReport r;
       try {
         r = detail::evaluate_fast(variant, true, 0);
