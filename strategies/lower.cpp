@@ -384,8 +384,8 @@ std::vector<FoldGroup> Lowering::fold_groups(const Role& role) const {
   const auto& steps = role.steps;
   const auto n = static_cast<std::uint32_t>(steps.size());
   auto local = [&](const Step& st) {
-    // A whole run folds on its own (Lowering::fold_run).
-    if (st.kind != Step::Kind::ITEM || st.micro_batch < 0 || st.whole_run) return false;
+    // A whole run or a piece of one folds on its own (Lowering::fold_run).
+    if (st.kind != Step::Kind::ITEM || st.micro_batch < 0 || st.count > 1) return false;
     return rank_local(role.item(st));
   };
   auto same_run = [&](const Step& a, const Step& b) {
@@ -467,8 +467,9 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
   return pos->second;
 }
 
-// A whole template run (Step::whole_run): its items wait for each other as the template
-// says. The same run folded step by step has the same key and the same result.
+// A whole template run (Step::whole_run) or a piece of one (Step::count): its items wait for
+// each other as the template says. The same items folded step by step have the same key and
+// the same result.
 const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankCoords& c) {
   const auto key = std::make_tuple(c.stage, static_cast<int>(step.list), static_cast<std::uint32_t>(step.chunk),
                                    step.index, step.index + step.count - 1);
@@ -773,7 +774,8 @@ Lowered Lowering::run() {
   const auto m = static_cast<std::size_t>(program_.micro_batches);
   const auto v = static_cast<std::size_t>(program_.applied.virtual_stages);
   // Per device and step: the task that takes the step's dependencies (its first) and the one
-  // waited for at its end (its last); they differ only for a whole run lowered item by item.
+  // waited for at its end (its last); they differ only for a run or a piece of one lowered
+  // item by item.
   std::vector<std::vector<std::uint32_t>> first_task(num_devices), last_task(num_devices);
   std::vector<std::int32_t> plan_labels;  // by Label::id: the plan's id of the item label, or −1
   // Per sender's slot: the instance its send and the peer's receive both join, and (fast
@@ -990,9 +992,22 @@ Lowered Lowering::run() {
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
       const Step& step = role.steps[i];
       if (fidelity_ == Fidelity::FAST && step.kind == Step::Kind::RECV) continue;  // the peer's send stands for it
-      if (step.whole_run) {
+      if (step.whole_run || step.count > 1) {
         const auto items = role.items(step);
-        if (fidelity_ == Fidelity::FAST) {
+        if (fidelity_ == Fidelity::FAST && !step.whole_run) {
+          // A piece of a run: folded when all of it is rank-local (the pieces of one run
+          // differ, so nothing is kept per template).
+          if (std::all_of(items.begin(), items.end(), [&](const Item& x) { return rank_local(x); })) {
+            folded.clear();
+            std::uint64_t collectives = 0;
+            for (const Item& x : items) {
+              folded.push_back(&x);
+              collectives += x.kind == Item::Kind::COLLECTIVE;
+            }
+            first[i] = last[i] = add_folded(step, folded, fold_run(role, step, c), collectives);
+            continue;
+          }
+        } else if (fidelity_ == Fidelity::FAST) {
           WholeTemplate& w = whole_template[static_cast<std::size_t>(step.chunk) * 2 + (step.list == ItemList::BACKWARD)];
           if (!w.known) {
             w.known = true;

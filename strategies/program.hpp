@@ -225,7 +225,10 @@ struct Step {
   // ITEM: how many consecutive items of the list the step runs. A whole template run is one
   // step (index 0, count = the template's size) when nothing outside the run refers to its
   // items and they wait for nothing outside it but the run's receive: its items' own
-  // dependencies are the template's (Item::deps, all PREVIOUS within the run).
+  // dependencies are the template's (Item::deps, all PREVIOUS within the run). Any other run
+  // goes in pieces: a piece's first item waits for what is outside it (Role::deps), the others
+  // only for the piece's items or for what an earlier item of their stream already waited
+  // for; only its first item is waited for to start and only its last to end.
   std::uint32_t count = 1;
   bool whole_run = false;  // ITEM: the step is a whole template run (see count)
   Direction direction = Direction::FORWARD;  // which template the step came from

@@ -11,6 +11,8 @@ namespace trainsim::strategies::detail {
 namespace {
 
 constexpr std::uint32_t NO_STEP = 0xffffffffu;
+// ScheduleBuilder::find_cuts's marks on a template's items.
+constexpr std::uint8_t CUT_BEFORE = 1, CUT_AFTER = 2;
 
 // Where to find the items a Dep::ITEM names: by label, layer, micro-batch (−1 for the
 // per-iteration lists) and template direction, the first and last step carrying one.
@@ -74,13 +76,17 @@ class Resolver {
     for (std::uint32_t s = 0; s < steps.size(); ++s) {
       const Step& st = steps[s];
       if (st.kind != Step::Kind::ITEM || st.whole_run) continue;  // nothing names a whole run's items
-      const std::int32_t label = label_id(st);
-      if (label < 0) continue;
-      const Item& it = role_.item(st);
-      Span& span = spans_[{static_cast<std::uint32_t>(label), it.layer, st.micro_batch,
-                           static_cast<std::uint8_t>(st.micro_batch < 0 ? Direction::FORWARD : st.direction)}];
-      if (span.first == NO_STEP) span.first = s;
-      span.last = s;
+      // A step of several items starts with every item that is waited for to start and ends
+      // with every item that is waited for to end (ScheduleBuilder::emit_body).
+      const auto items = role_.items(st);
+      for (std::uint32_t j = 0; j < items.size(); ++j) {
+        const std::int32_t label = label_id(st, st.index + j);
+        if (label < 0) continue;
+        Span& span = spans_[{static_cast<std::uint32_t>(label), items[j].layer, st.micro_batch,
+                             static_cast<std::uint8_t>(st.micro_batch < 0 ? Direction::FORWARD : st.direction)}];
+        if (span.first == NO_STEP) span.first = s;
+        span.last = s;
+      }
     }
   }
 
@@ -114,13 +120,13 @@ class Resolver {
     const std::uint32_t id = l.id();
     return id < labels_.size() ? labels_[id] : -1;
   }
-  std::int32_t label_id(const Step& st) const {
+  std::int32_t label_id(const Step& st, std::uint32_t index) const {
     switch (st.list) {
-      case ItemList::FORWARD: return chunk_ids_[2 * static_cast<std::size_t>(st.chunk)][st.index];
-      case ItemList::BACKWARD: return chunk_ids_[2 * static_cast<std::size_t>(st.chunk) + 1][st.index];
-      case ItemList::PROLOGUE: return list_ids_[0][st.index];
-      case ItemList::FLOATING: return list_ids_[1][st.index];
-      case ItemList::TAIL: return list_ids_[2][st.index];
+      case ItemList::FORWARD: return chunk_ids_[2 * static_cast<std::size_t>(st.chunk)][index];
+      case ItemList::BACKWARD: return chunk_ids_[2 * static_cast<std::size_t>(st.chunk) + 1][index];
+      case ItemList::PROLOGUE: return list_ids_[0][index];
+      case ItemList::FLOATING: return list_ids_[1][index];
+      case ItemList::TAIL: return list_ids_[2][index];
       case ItemList::TRANSFER: return -1;
     }
     return -1;
@@ -228,7 +234,8 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
   }
   role_.steps.clear();
   role_.step_deps.clear();
-  // Most runs are one step with a receive and a send around it; a few go item by item.
+  // Most runs are one step with a receive and a send around it; a few go in pieces (at most an
+  // item each).
   std::size_t template_items = 0;
   for (const Chunk& c : role.chunks) template_items += c.forward.size() + c.backward.size();
   const std::size_t estimate = static_cast<std::size_t>(micro_batches_) * role.chunks.size() * 2 * 3 +
@@ -236,6 +243,7 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
   role_.steps.reserve(estimate);
   list_begin_.reserve(estimate);
   run_recv_.reserve(estimate);
+  item_step_.reserve(2 * template_items);
 }
 
 // Virtual stage c·p + i runs as chunk c of stage i, so activations flow stage i → i+1
@@ -289,13 +297,34 @@ std::uint32_t ScheduleBuilder::emit_body(const RunRef& ref, bool whole, std::uin
     list_begin_.push_back(first);
     run_recv_.push_back(recv);
   } else {
-    for (std::uint32_t i = 0; i < n; ++i) {
+    // In pieces: a piece starts where something outside the run waits for an item to start
+    // or an item waits for something outside the piece, and ends where something outside
+    // waits for an item to end; inside a piece items wait only for each other, as the
+    // template says (Step::count).
+    const std::vector<Item>& items = fwd ? c.forward : c.backward;
+    const std::vector<std::uint8_t>& cuts =
+        template_cuts_[2 * static_cast<std::size_t>(ref.chunk) + static_cast<std::size_t>(ref.dir)];
+    const auto base = static_cast<std::uint32_t>(item_step_.size());
+    auto close = [&](std::uint32_t begin, std::uint32_t end) {
       Step s = step;
-      s.index = i;
+      s.index = begin;
+      s.count = end - begin;
       role_.steps.push_back(s);
-      list_begin_.push_back(first);
+      list_begin_.push_back(base);
       run_recv_.push_back(recv);
+    };
+    std::uint32_t begin = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      bool cut = i > 0 && ((cuts[i] & CUT_BEFORE) || (cuts[i - 1] & CUT_AFTER));
+      for (const Dep& d : items[i].deps)
+        cut = cut || (i > begin && d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) > i - begin);
+      if (cut) {
+        close(begin, i);
+        begin = i;
+      }
+      item_step_.push_back(static_cast<std::uint32_t>(role_.steps.size()));
     }
+    close(begin, n);
   }
   return static_cast<std::uint32_t>(role_.steps.size() - 1);
 }
@@ -324,6 +353,109 @@ void ScheduleBuilder::emit_send(const RunRef& ref, std::uint32_t last, std::uint
 // order: a wait for a once-per-iteration item (a parameter-gather bucket) matters only in
 // the first run of the template, and a wait for the items of every micro-batch (a gradient
 // bucket after the last accumulation) only on the last run.
+// Where a run that is not one step must be cut, per template: before an item that waits for
+// something outside the run (a stream's first wait for it: a later one on the same stream is
+// already met) or that something waits for to start, and after an item something waits for to
+// end (the last of its label and layer, as Resolver names it). The compute stream's first and
+// last items also bound pieces: a pipeline receive waits for the stage's last compute, and the
+// first compute after a send waits for the send.
+void ScheduleBuilder::find_cuts() {
+  enum : std::uint8_t { END = 1, START = 2 };
+  // Items of templates some dependency names, and how: per named label a table by direction
+  // and layer (−1 … the head's layer), since a named label ("bwd") is on most items of a
+  // template and this runs for every item.
+  std::int32_t top_layer = 0;
+  for (const Chunk& c : role_.chunks)
+    for (const auto* items : {&c.forward, &c.backward})
+      for (const Item& it : *items) top_layer = std::max(top_layer, it.layer);
+  const auto layer_slots = static_cast<std::size_t>(top_layer) + 2;
+  std::vector<std::int32_t> label_slot;  // by Label::id
+  std::vector<std::vector<std::uint8_t>> how;  // per slot: [direction · layer_slots + layer + 1]
+  auto scan = [&](const std::vector<Item>& items) {
+    for (const Item& it : items)
+      for (const Dep& d : it.deps) {
+        if (d.target != Dep::Target::ITEM || d.micro_batch == Dep::MicroBatch::ITERATION) continue;
+        const std::int32_t layer = it.layer + d.layer_offset;
+        if (layer < -1 || layer > top_layer) continue;  // no such item
+        const std::uint32_t id = d.label.id();
+        if (label_slot.size() <= id) label_slot.resize(id + 1, -1);
+        if (label_slot[id] < 0) {
+          label_slot[id] = static_cast<std::int32_t>(how.size());
+          how.emplace_back(2 * layer_slots, 0);
+        }
+        how[static_cast<std::size_t>(label_slot[id])][static_cast<std::size_t>(d.direction) * layer_slots +
+                                                      static_cast<std::size_t>(layer + 1)] |=
+            d.on == Dep::On::END ? END : START;
+      }
+  };
+  for (const Chunk& c : role_.chunks) {
+    scan(c.forward);
+    scan(c.backward);
+  }
+  for (const auto* l : {&role_.prologue, &role_.floating, &role_.tail, &role_.transfers}) scan(*l);
+
+  // Waits of a template's items for items outside it, met once per stream.
+  struct Waited {
+    std::uint32_t label;
+    std::int32_t layer, micro_batch_offset;
+    std::uint8_t micro_batch, direction, stream, how;
+  };
+  std::vector<Waited> waited;
+  std::vector<std::uint32_t> first_named, last_named;  // per slot × layer of this template
+  constexpr std::uint32_t NONE = 0xffffffffu;
+  template_cuts_.clear();
+  for (const Chunk& c : role_.chunks)
+    for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
+      const std::vector<Item>& items = dir == Direction::FORWARD ? c.forward : c.backward;
+      const auto n = static_cast<std::uint32_t>(items.size());
+      std::vector<std::uint8_t> cuts(n, 0);
+      waited.clear();
+      first_named.assign(how.size() * layer_slots, NONE);
+      last_named.assign(how.size() * layer_slots, NONE);
+      std::uint32_t first_compute = n, last_compute = n;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const Item& it = items[i];
+        if (it.stream == COMPUTE_STREAM) {
+          if (first_compute == n) first_compute = i;
+          last_compute = i;
+        }
+        if (const std::uint32_t id = it.label.id(); id < label_slot.size() && label_slot[id] >= 0) {
+          const std::size_t at = static_cast<std::size_t>(label_slot[id]) * layer_slots + static_cast<std::size_t>(it.layer + 1);
+          if (first_named[at] == NONE) first_named[at] = i;
+          last_named[at] = i;
+        }
+        for (const Dep& d : it.deps) {
+          if (d.target == Dep::Target::EVERY_STREAM || (d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) > i))
+            cuts[i] |= CUT_BEFORE;
+          if (d.target != Dep::Target::ITEM) continue;
+          const Waited w{d.label.id(), it.layer + d.layer_offset, d.micro_batch_offset, static_cast<std::uint8_t>(d.micro_batch),
+                         static_cast<std::uint8_t>(d.direction), it.stream, 0};
+          auto same = [&](const Waited& x) {
+            return x.label == w.label && x.layer == w.layer && x.micro_batch_offset == w.micro_batch_offset &&
+                   x.micro_batch == w.micro_batch && x.direction == w.direction && x.stream == w.stream;
+          };
+          auto pos = std::find_if(waited.begin(), waited.end(), same);  // a handful per template
+          if (pos == waited.end()) pos = waited.insert(waited.end(), w);
+          const std::uint8_t meets = d.on == Dep::On::END ? END : (END | START);
+          if (pos->how & meets) continue;
+          pos->how |= d.on == Dep::On::END ? END : START;
+          cuts[i] |= CUT_BEFORE;
+        }
+      }
+      for (std::size_t slot = 0; slot < how.size(); ++slot)
+        for (std::size_t l = 0; l < layer_slots; ++l) {
+          const std::size_t at = slot * layer_slots + l;
+          if (first_named[at] == NONE) continue;
+          const std::uint8_t named = how[slot][static_cast<std::size_t>(dir) * layer_slots + l];
+          if (named & START) cuts[first_named[at]] |= CUT_BEFORE;
+          if (named & END) cuts[last_named[at]] |= CUT_AFTER;
+        }
+      if (first_compute < n) cuts[first_compute] |= CUT_BEFORE;
+      if (last_compute < n) cuts[last_compute] |= CUT_AFTER;
+      template_cuts_.push_back(std::move(cuts));
+    }
+}
+
 std::vector<bool> ScheduleBuilder::whole_runs() const {
   enum : std::uint8_t { ALWAYS = 1, FIRST = 2, LAST = 4 };
   std::vector<std::uint8_t> referenced;  // by Label::id: how
@@ -402,6 +534,7 @@ void ScheduleBuilder::tail() {
   std::vector<Step>& steps = role_.steps;
   {
     const std::vector<bool> whole = whole_runs();
+    if (std::find(whole.begin(), whole.end(), false) != whole.end()) find_cuts();
     for (std::size_t r = 0; r < runs_.size(); ++r) {
       if (runs_[r].batched_with_next && r + 1 < runs_.size()) {
         // Megatron-LM's interleaved schedule: a forward and a backward, then one batch
@@ -527,7 +660,10 @@ void ScheduleBuilder::tail() {
   // the same compute step), and each send and its receive are one rendezvous (lower), so a
   // send ends only once the peer has posted the receive.
   auto on_compute = [&](const Step& st) {
-    return st.kind == Step::Kind::ITEM && (st.whole_run || role_.item(st).stream == COMPUTE_STREAM);
+    if (st.kind != Step::Kind::ITEM) return false;
+    if (st.whole_run) return true;
+    const auto items = role_.items(st);
+    return std::any_of(items.begin(), items.end(), [](const Item& x) { return x.stream == COMPUTE_STREAM; });
   };
   std::uint32_t last_compute = NO_STEP;
   std::vector<std::uint32_t> pending_sends;  // since the last compute step
@@ -556,7 +692,10 @@ void ScheduleBuilder::tail() {
             if (list_begin_[s] != NO_STEP) deps.push_back({renumber(list_begin_[s]), d.on});
             else if (run_recv_[s] != NO_STEP) deps.push_back({run_recv_[s], Dep::On::END});
           } else if (st.index >= k) {
-            deps.push_back({renumber(list_begin_[s] + st.index - k), d.on});
+            // The prologue runs an item per step; a run's pieces find the step in item_step_.
+            const bool piece = st.list == ItemList::FORWARD || st.list == ItemList::BACKWARD;
+            const std::uint32_t target = piece ? item_step_[list_begin_[s] + st.index - k] : list_begin_[s] + st.index - k;
+            deps.push_back({renumber(target), d.on});
           } else if (run_recv_[s] != NO_STEP) {
             deps.push_back({run_recv_[s], Dep::On::END});  // before the template: what the run receives
           }
@@ -599,11 +738,12 @@ void ScheduleBuilder::tail() {
       for (const std::uint8_t stream : template_streams_[2 * static_cast<std::size_t>(st.chunk) + static_cast<std::size_t>(st.direction)])
         mark_last(stream, s);
     } else {
-      mark_last(it.stream, s);
+      for (const Item& x : role_.items(st)) mark_last(x.stream, s);
     }
   }
   list_begin_.clear();
   run_recv_.clear();
+  item_step_.clear();
 }
 
 }  // namespace trainsim::strategies::detail

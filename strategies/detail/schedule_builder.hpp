@@ -32,13 +32,16 @@ class ScheduleBuilder {
     std::int32_t micro_batch, chunk;
     bool batched_with_next = false;  // forward_backward's forward
   };
-  // Appends a run's receive (the step, or none on the first stage), its steps (its items
-  // one by one, or the whole run as one step; returns the last, or none) and its send.
+  // Appends a run's receive (the step, or none on the first stage), its steps (the whole
+  // run as one step, or its pieces between the cuts; returns the last, or none) and its send.
   std::uint32_t emit_recv(const RunRef& run);
   std::uint32_t emit_body(const RunRef& run, bool whole, std::uint32_t recv);
   void emit_send(const RunRef& run, std::uint32_t last, std::uint32_t recv);
   // Which runs may be one step (ScheduleBuilder::tail).
   std::vector<bool> whole_runs() const;
+  // Per template (chunk × direction), where a run that cannot be one step must be cut
+  // (ScheduleBuilder::find_cuts).
+  void find_cuts();
   Peer upstream(Direction dir, std::int32_t chunk) const;  // who sends to this chunk
 
   Role& role_;
@@ -52,8 +55,13 @@ class ScheduleBuilder {
   std::uint8_t recv_stream_[2] = {};  // pipeline receives, by Direction
   // Per step: where its list starts in the steps (a run's first item, or the list's
   // first step), and the run's receive (or none), for PREVIOUS dependencies.
+  // (A piece of a run keeps in list_begin_ where its run's items start in item_step_, the
+  // step that runs each item.)
   std::vector<std::uint32_t> list_begin_;
   std::vector<std::uint32_t> run_recv_;
+  std::vector<std::uint32_t> item_step_;
+  // Per template: CUT_BEFORE / CUT_AFTER for each item.
+  std::vector<std::vector<std::uint8_t>> template_cuts_;
 };
 
 }  // namespace trainsim::strategies::detail

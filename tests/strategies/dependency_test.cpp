@@ -57,8 +57,11 @@ ItemPos find_step(const Role& role, const std::string& label, std::int32_t layer
   return found;
 }
 
+// A dependency names a step: an item waited for to start must begin its step, one waited
+// for to end must end it (a run goes in pieces between such items).
 bool has_dep(const Role& role, const Step& st, ItemPos target, Dep::On on) {
-  EXPECT_EQ(target.offset, 0u) << "a dependency names a step, not an item inside a whole run";
+  const auto size = static_cast<std::uint32_t>(role.items(role.steps[target.step]).size());
+  EXPECT_EQ(target.offset, on == Dep::On::START ? 0u : size - 1) << "the item is inside its step, not at its edge";
   for (const StepDep& d : role.deps(st))
     if (d.step == target.step && d.on == on) return true;
   return false;

@@ -122,7 +122,7 @@ namespace trainsim::strategies {
 namespace {
 
 // A run is one step when nothing needs its items one by one; a dependency on a
-// once-per-iteration item keeps the first run of a template item by item, one on every
+// once-per-iteration item keeps the first run of a template in pieces, one on every
 // micro-batch's items (a gradient bucket) the last.
 TEST(Schedule, WholeRunsUnlessAnItemIsNamed) {
   auto count = [](const Role& role, Direction dir, bool whole) {
@@ -154,6 +154,61 @@ TEST(Schedule, WholeRunsUnlessAnItemIsNamed) {
     EXPECT_EQ(count(role, Direction::BACKWARD, false), 1) << "the last backward is what the gradient buckets follow";
     EXPECT_EQ(count(role, Direction::FORWARD, true), 3);
     EXPECT_EQ(count(role, Direction::BACKWARD, true), 3);
+  }
+}
+
+// A run that is not one step goes in pieces, not item by item: a piece begins where an item
+// waits for something outside the run (a parameter bucket: the first layer of each bucket)
+// and ends where something outside waits for an item to end (a gradient bucket: its last
+// layer's last "bwd"); inside a piece items wait only for each other.
+TEST(Schedule, AnOpenRunGoesInPiecesCutWhereItsItemsAreNamed) {
+  auto spec = testing::gpt_spec(2, 2, 2, 8);
+  spec.zero_stage = 1;
+  spec.overlap_grad_reduce = spec.overlap_param_gather = true;
+  const Program program = build_program(spec);
+  for (const Role& role : program.roles) {
+    std::size_t pieces = 0, piece_items = 0;
+    std::set<std::int32_t> piece_first_layers;
+    std::set<std::pair<std::int32_t, std::int32_t>> piece_last;  // (layer, index) of a backward piece's last item
+    for (const Step& st : role.steps) {
+      if (st.kind != Step::Kind::ITEM || st.micro_batch < 0 || st.whole_run) continue;
+      const auto items = role.items(st);
+      ++pieces;
+      piece_items += items.size();
+      // Inside a piece an item waits only for the piece's items, or for what an earlier item
+      // of its stream already waited for (a parameter bucket of several layers).
+      const auto& run = role.list(st.list, st.chunk);
+      auto met_before = [&](std::uint32_t at, const Dep& d) {
+        for (std::uint32_t k = 0; k < at; ++k)
+          for (const Dep& e : run[k].deps)
+            if (run[k].stream == run[at].stream && e.target == Dep::Target::ITEM && e.label == d.label &&
+                run[k].layer + e.layer_offset == run[at].layer + d.layer_offset && e.micro_batch == d.micro_batch &&
+                (e.on == Dep::On::END || e.on == d.on))
+              return true;
+        return false;
+      };
+      for (std::uint32_t j = 1; j < items.size(); ++j)
+        for (const Dep& d : items[j].deps)
+          EXPECT_TRUE((d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) <= j) ||
+                      (d.target == Dep::Target::ITEM && met_before(st.index + j, d)))
+              << "item " << st.index + j << " of a piece waits for something outside it";
+      if (st.direction == Direction::FORWARD) piece_first_layers.insert(items.front().layer);
+      else piece_last.insert({items.back().layer, static_cast<std::int32_t>(st.index + items.size() - 1)});
+    }
+    EXPECT_EQ(piece_items, role.chunks[0].forward.size() + role.chunks[0].backward.size()) << "one open run of each";
+    EXPECT_LT(pieces, piece_items / 4) << "pieces, not items one by one";
+    // Each parameter bucket's first layer begins a piece of the first forward.
+    for (const Item& gather : role.prologue)
+      if (gather.label == "dp-param-allgather-bucket") EXPECT_TRUE(piece_first_layers.count(gather.layer)) << gather.layer;
+    // Each gradient bucket follows the last "bwd" of its layer: that item ends a piece.
+    const auto& bwd = role.chunks[0].backward;
+    for (const Item& bucket : role.floating) {
+      std::int32_t last = -1;
+      for (std::size_t i = 0; i < bwd.size(); ++i)
+        if (bwd[i].label == "bwd" && bwd[i].layer == bucket.layer) last = static_cast<std::int32_t>(i);
+      ASSERT_GE(last, 0);
+      EXPECT_TRUE(piece_last.count({bucket.layer, last})) << "bucket of layer " << bucket.layer;
+    }
   }
 }
 
