@@ -867,9 +867,13 @@ Lowered Lowering::run() {
       return ts;
     };
     // Fast fidelity: one compute task for folded items (a group of steps or a whole run).
-    auto add_folded = [&](const Step& head, std::span<const Item* const> items, const Folded& f,
-                          std::uint64_t tp_collectives) {
-      sim::PlanBuilder::TaskSpec ts = spec_of(head, *items.front());
+    // (`items`: the template's items, or pointers to them.)
+    auto item_of = [](const auto& x) -> const Item& {
+      if constexpr (std::is_pointer_v<std::decay_t<decltype(x)>>) return *x;
+      else return x;
+    };
+    auto add_folded = [&](const Step& head, const auto& items, const Folded& f, std::uint64_t tp_collectives) {
+      sim::PlanBuilder::TaskSpec ts = spec_of(head, item_of(items.front()));
       ts.stream = COMPUTE_STREAM;
       ts.mem_class = static_cast<std::uint8_t>(MemClass::ACTIVATIONS);
       ts.mem_on_host = false;
@@ -888,12 +892,13 @@ Lowered Lowering::run() {
         sim::OpDescriptor d;
         d.kind = sim::OpDescriptor::Kind::FOLDED;
         d.dtype = hardware::to_string(program_.spec.dtype);
-        for (const Item* x : items) {
-          if (x->kind == Item::Kind::COLLECTIVE) {
-            d.bytes += x->collective.bytes;
+        for (const auto& each : items) {
+          const Item& x = item_of(each);
+          if (x.kind == Item::Kind::COLLECTIVE) {
+            d.bytes += x.collective.bytes;
           } else {
-            d.flops += item_flops(role, *x);
-            if (d.name.empty()) d.name = segment_name(program_, role, *x) + "…";
+            d.flops += item_flops(role, x);
+            if (d.name.empty()) d.name = segment_name(program_, role, x) + "…";
           }
         }
         b.describe(task, b.add_op(std::move(d)));
@@ -984,9 +989,10 @@ Lowered Lowering::run() {
     // once per rank rather than once per micro-batch's run of it.
     struct WholeTemplate {
       bool known = false, local = false;
-      std::vector<const Item*> items;
       std::uint64_t collectives = 0;
       const Folded* outcome = nullptr;  // fold_cache_'s entry (a map's nodes stay put)
+      // For pieces of its runs: items before each that are not rank-local, and collectives.
+      std::vector<std::uint32_t> not_local_before, collectives_before;
     };
     std::vector<WholeTemplate> whole_template(role.chunks.size() * 2);
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
@@ -996,15 +1002,21 @@ Lowered Lowering::run() {
         const auto items = role.items(step);
         if (fidelity_ == Fidelity::FAST && !step.whole_run) {
           // A piece of a run: folded when all of it is rank-local (the pieces of one run
-          // differ, so nothing is kept per template).
-          if (std::all_of(items.begin(), items.end(), [&](const Item& x) { return rank_local(x); })) {
-            folded.clear();
-            std::uint64_t collectives = 0;
-            for (const Item& x : items) {
-              folded.push_back(&x);
-              collectives += x.kind == Item::Kind::COLLECTIVE;
+          // differ, so only the counts are kept per template).
+          WholeTemplate& w = whole_template[static_cast<std::size_t>(step.chunk) * 2 + (step.list == ItemList::BACKWARD)];
+          if (w.not_local_before.empty()) {
+            const auto& all = role.list(step.list, step.chunk);
+            w.not_local_before.assign(all.size() + 1, 0);
+            w.collectives_before.assign(all.size() + 1, 0);
+            for (std::size_t k = 0; k < all.size(); ++k) {
+              w.not_local_before[k + 1] = w.not_local_before[k] + (rank_local(all[k]) ? 0 : 1);
+              w.collectives_before[k + 1] = w.collectives_before[k] + (all[k].kind == Item::Kind::COLLECTIVE ? 1 : 0);
             }
-            first[i] = last[i] = add_folded(step, folded, fold_run(role, step, c), collectives);
+          }
+          const std::uint32_t end = step.index + step.count;
+          if (w.not_local_before[end] == w.not_local_before[step.index]) {
+            first[i] = last[i] = add_folded(step, items, fold_run(role, step, c),
+                                            w.collectives_before[end] - w.collectives_before[step.index]);
             continue;
           }
         } else if (fidelity_ == Fidelity::FAST) {
@@ -1013,14 +1025,11 @@ Lowered Lowering::run() {
             w.known = true;
             w.local = std::all_of(items.begin(), items.end(), [&](const Item& x) { return rank_local(x); });
             if (w.local)
-              for (const Item& x : items) {
-                w.items.push_back(&x);
-                w.collectives += x.kind == Item::Kind::COLLECTIVE;
-              }
+              for (const Item& x : items) w.collectives += x.kind == Item::Kind::COLLECTIVE;
           }
           if (w.local) {
             if (w.outcome == nullptr) w.outcome = &fold_run(role, step, c);
-            first[i] = last[i] = add_folded(step, w.items, *w.outcome, w.collectives);
+            first[i] = last[i] = add_folded(step, items, *w.outcome, w.collectives);
             continue;
           }
         }
