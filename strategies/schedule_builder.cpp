@@ -90,6 +90,27 @@ class Resolver {
     }
   }
 
+  // The indexed steps moved (new_of_old[old step] is its new number) and the once-per-
+  // iteration steps placed among and after them are indexed too: as index(steps) would, but
+  // without visiting every item of the runs again.
+  void renumber(const std::vector<std::uint32_t>& new_of_old, const std::vector<Step>& steps) {
+    if (named_ == 0) return;
+    for (auto& [key, span] : spans_) {
+      span.first = new_of_old[span.first];
+      span.last = new_of_old[span.last];
+    }
+    for (std::uint32_t s = 0; s < steps.size(); ++s) {
+      const Step& st = steps[s];
+      if (st.list != ItemList::FLOATING && st.list != ItemList::TAIL) continue;
+      const std::int32_t label = label_id(st, st.index);
+      if (label < 0) continue;
+      Span& span = spans_[{static_cast<std::uint32_t>(label), role_.item(st).layer, -1,
+                           static_cast<std::uint8_t>(Direction::FORWARD)}];
+      span.first = std::min(span.first, s);
+      span.last = span.last == NO_STEP ? s : std::max(span.last, s);
+    }
+  }
+
   // Appends the steps an ITEM dependency of `step` (at position `self`) names.
   void item_targets(const Step& step, const Item& it, const Dep& d, std::vector<StepDep>& out) const {
     const std::int32_t layer = it.layer + d.layer_offset;
@@ -146,6 +167,18 @@ class Resolver {
 void keep_latest_per_stream(const Role& role, const std::vector<Step>& steps, std::vector<StepDep>& deps) {
   if (deps.size() < 2) return;
   auto rank = [](const StepDep& d) { return 2 * std::uint64_t{d.step} + (d.on == Dep::On::END ? 1 : 0); };
+  auto stream_of = [&](const StepDep& d) {
+    const Step& st = steps[d.step];
+    return st.kind == Step::Kind::RECV ? -1 : int{role.item(st).stream};
+  };
+  if (deps.size() == 2) {  // the common case, without the sort below
+    StepDep& a = deps[0];
+    StepDep& b = deps[1];
+    if (rank(a) > rank(b)) std::swap(a, b);
+    const int sa = stream_of(a), sb = stream_of(b);
+    if ((sa >= 0 && sa == sb) || (sa < 0 && sb < 0 && a == b)) deps.erase(deps.begin());  // the later one stands
+    return;
+  }
   // (stream, dependency), the stream looked up once per dependency: this runs for every step.
   thread_local std::vector<std::pair<int, StepDep>> keyed;
   keyed.clear();
@@ -643,7 +676,7 @@ void ScheduleBuilder::tail() {
 
   // 3. Every dependency to steps. A stream runs in order, so a dependency that an earlier
   //    step of the same stream already has (as strong: an end over a start) is dropped.
-  if (!new_of_old.empty()) resolver.index(steps);
+  if (!new_of_old.empty()) resolver.renumber(new_of_old, steps);
   std::vector<std::uint64_t> waited_end(steps.size(), 0), waited_start(steps.size(), 0);  // per target: streams
   std::vector<std::uint32_t> last_on_stream;
   std::vector<StepDep> deps;
