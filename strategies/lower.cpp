@@ -161,6 +161,44 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
 
 namespace {
 
+// Folded groups recur across the variants of a sweep or search (the same layers, micro-batch
+// and tensor size under another pipeline, data or schedule choice): their outcome depends only
+// on what the key digests, so it is kept per thread, whichever lowering asks. The key is a
+// 128-bit digest of everything the group's simulation reads, streamed as it is read: a whole
+// run has thousands of items, and copying them into a string key to hash it afterwards cost
+// a tenth of an evaluation. Each record of up to four words is folded by two 64×64→128-bit
+// multiplies that do not wait for the digest so far (the wyhash construction), then chained
+// into two lanes with different constants: a collision between the at most 2^16 kept groups
+// is a chance of about 2^-96.
+struct FoldKey {
+  std::uint64_t a = 0x243F6A8885A308D3ull, b = 0x13198A2E03707344ull;
+  std::uint64_t records = 0;
+  bool operator==(const FoldKey&) const = default;
+  void add(std::uint64_t w0, std::uint64_t w1 = 0, std::uint64_t w2 = 0, std::uint64_t w3 = 0) {
+    ++records;
+    const std::uint64_t h = mum(w0 ^ 0xA0761D6478BD642Full, w1 ^ 0xE7037ED1A0B428DBull) ^
+                            mum(w2 ^ 0x8EBC6AF09C88C6E3ull, w3 ^ 0x589965CC75374CC3ull ^ records);
+    a = mum(a ^ h, 0x1D8E4E27C47D124Full);
+    b = std::rotl(b, 29) * 0x9FB21C651E98DF25ull + (h ^ records);
+  }
+  template <typename T>
+  static std::uint64_t word(const T& v) {
+    static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>);
+    std::uint64_t w = 0;
+    std::memcpy(&w, &v, sizeof v);
+    return w;
+  }
+  // The 128-bit product's halves folded together: every input bit reaches the middle bits.
+  static std::uint64_t mum(std::uint64_t x, std::uint64_t y) {
+    __extension__ using Wide = unsigned __int128;  // GCC and Clang on 64-bit targets
+    const Wide r = static_cast<Wide>(x) * y;
+    return static_cast<std::uint64_t>(r) ^ static_cast<std::uint64_t>(r >> 64);
+  }
+};
+struct FoldKeyHash {
+  std::size_t operator()(const FoldKey& k) const { return static_cast<std::size_t>(k.a ^ (k.b >> 1)); }
+};
+
 // What a lowering computes from the cluster and the parallel layout alone — the groups of
 // each dimension, NCCL's view of them, their symmetric closed forms — is the same for every
 // variant of a sweep or search with that layout, so it is kept per thread across lowerings.
@@ -265,6 +303,8 @@ class Lowering {
   std::unordered_map<CollectiveKey, sim::Time, CollectiveKeyHash> collective_time_;
   LayoutMemo& memo_;  // what depends on the cluster and the layout only
   std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
+  // Pieces of runs by what their folding reads but the layer (Lowering::fold_run): the first.
+  std::unordered_map<FoldKey, const Folded*, FoldKeyHash> piece_shapes_;
 };
 
 // Device memory every GPU of the run holds besides tensors, from the cost profile: the CUDA
@@ -476,6 +516,33 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
   auto [pos, fresh] = fold_cache_.try_emplace(key);
   if (!fresh) return pos->second;
   const auto run = role.items(step);
+  if (!step.whole_run) {
+    // The pieces of a first forward or a last backward, one or a few per layer, differ mostly
+    // in the layer they run, which the folding does not read: in one stage an item's time
+    // follows from its segment, cost and share, or its collective. A piece alike in all that
+    // (and in memory, streams, categories and waits) to one already folded folds the same.
+    FoldKey shape;
+    shape.add(static_cast<std::uint64_t>(c.stage));
+    for (std::uint32_t j = 0; j < run.size(); ++j) {
+      const Item& it = run[j];
+      shape.add(FoldKey::word(it.alloc_bytes), FoldKey::word(it.free_bytes), FoldKey::word(it.fraction),
+                std::uint64_t{it.segment} | std::uint64_t{static_cast<std::uint8_t>(it.cost)} << 32 |
+                    std::uint64_t{static_cast<std::uint8_t>(it.kind)} << 40 | std::uint64_t{it.stream} << 48 |
+                    std::uint64_t{static_cast<std::uint8_t>(it.category)} << 56);
+      if (it.kind != Item::Kind::COMPUTE)
+        shape.add(FoldKey::word(it.collective.bytes), FoldKey::word(it.collective.latency_scale),
+                  std::uint64_t{static_cast<std::uint8_t>(it.collective.dim)} |
+                      std::uint64_t{static_cast<std::uint8_t>(it.collective.op)} << 8);
+      for (const Dep& d : it.deps)
+        if (d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) <= j)
+          shape.add(static_cast<std::uint64_t>(d.offset), static_cast<std::uint64_t>(d.on), 2);
+    }
+    const auto [same, first] = piece_shapes_.try_emplace(shape, &pos->second);
+    if (!first) {
+      pos->second = *same->second;
+      return pos->second;
+    }
+  }
   std::vector<const Item*> items;
   std::vector<LocalEdge> edges;
   for (std::uint32_t j = 0; j < run.size(); ++j) {
@@ -489,44 +556,6 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
 }
 
 namespace {
-
-// Folded groups recur across the variants of a sweep or search (the same layers, micro-batch
-// and tensor size under another pipeline, data or schedule choice): their outcome depends only
-// on what the key digests, so it is kept per thread, whichever lowering asks. The key is a
-// 128-bit digest of everything the group's simulation reads, streamed as it is read: a whole
-// run has thousands of items, and copying them into a string key to hash it afterwards cost
-// a tenth of an evaluation. Each record of up to four words is folded by two 64×64→128-bit
-// multiplies that do not wait for the digest so far (the wyhash construction), then chained
-// into two lanes with different constants: a collision between the at most 2^16 kept groups
-// is a chance of about 2^-96.
-struct FoldKey {
-  std::uint64_t a = 0x243F6A8885A308D3ull, b = 0x13198A2E03707344ull;
-  std::uint64_t records = 0;
-  bool operator==(const FoldKey&) const = default;
-  void add(std::uint64_t w0, std::uint64_t w1 = 0, std::uint64_t w2 = 0, std::uint64_t w3 = 0) {
-    ++records;
-    const std::uint64_t h = mum(w0 ^ 0xA0761D6478BD642Full, w1 ^ 0xE7037ED1A0B428DBull) ^
-                            mum(w2 ^ 0x8EBC6AF09C88C6E3ull, w3 ^ 0x589965CC75374CC3ull ^ records);
-    a = mum(a ^ h, 0x1D8E4E27C47D124Full);
-    b = std::rotl(b, 29) * 0x9FB21C651E98DF25ull + (h ^ records);
-  }
-  template <typename T>
-  static std::uint64_t word(const T& v) {
-    static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>);
-    std::uint64_t w = 0;
-    std::memcpy(&w, &v, sizeof v);
-    return w;
-  }
-  // The 128-bit product's halves folded together: every input bit reaches the middle bits.
-  static std::uint64_t mum(std::uint64_t x, std::uint64_t y) {
-    __extension__ using Wide = unsigned __int128;  // GCC and Clang on 64-bit targets
-    const Wide r = static_cast<Wide>(x) * y;
-    return static_cast<std::uint64_t>(r) ^ static_cast<std::uint64_t>(r >> 64);
-  }
-};
-struct FoldKeyHash {
-  std::size_t operator()(const FoldKey& k) const { return static_cast<std::size_t>(k.a ^ (k.b >> 1)); }
-};
 
 class FoldMemo {
  public:
