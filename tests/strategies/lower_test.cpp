@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "report/run_report.hpp"
 #include "sim/simulate.hpp"
@@ -171,6 +172,48 @@ TEST(Lower, SummaryOnlySimulationKeepsTheFigures) {
     EXPECT_FALSE(r.has_breakdown);
     EXPECT_DOUBLE_EQ(r.iteration_s, whole.makespan.seconds());
   }
+}
+
+}  // namespace
+}  // namespace trainsim::strategies
+
+namespace trainsim::strategies {
+namespace {
+
+// Fast fidelity folds the pieces of a first forward (one per layer, each waiting for its
+// parameter bucket) once per shape: two pieces alike in every item but the segment they run
+// must not share a fold. Layer 1's forward runs a segment twenty times as heavy here: fast
+// fidelity must see it in the first micro-batch as full fidelity does.
+TEST(Lower, PiecesAlikeButForTheirSegmentsFoldApart) {
+  auto spec = testing::gpt_spec(2, 1, 2, 8);  // tensor parallel: a layer is several items
+  spec.zero_stage = 1;
+  spec.overlap_param_gather = true;
+  Program prog = build_program(spec);
+  Role& role = prog.roles[0];
+  std::map<std::uint32_t, std::uint32_t> heavy;  // segment → its twentyfold copy
+  for (Item& it : role.chunks[0].forward) {
+    if (it.kind != Item::Kind::COMPUTE || it.layer != 1) continue;
+    auto [pos, fresh] = heavy.try_emplace(it.segment, static_cast<std::uint32_t>(role.segments.size()));
+    if (fresh) {
+      Segment s = role.segments[it.segment];
+      const std::vector<models::Op> ops = s.ops;
+      for (int k = 1; k < 20; ++k) s.ops.insert(s.ops.end(), ops.begin(), ops.end());
+      role.segments.push_back(std::move(s));
+    }
+    it.segment = pos->second;
+  }
+  ASSERT_FALSE(heavy.empty());
+  std::size_t pieces = 0;
+  for (const Step& st : role.steps) pieces += st.kind == Step::Kind::ITEM && !st.whole_run && st.count > 1;
+  ASSERT_GT(pieces, 2u) << "the first forward goes in pieces";
+  const auto cluster = testing::a100_cluster(4);
+  double t[2] = {};
+  for (const Fidelity f : {Fidelity::FAST, Fidelity::FULL}) {
+    const Lowered low = lower(prog, cluster, testing::a100_cost(), f);
+    t[f == Fidelity::FULL] = sim::simulate(low.plan, low.network).makespan.seconds();
+  }
+  std::printf("  fast %.6f s, full %.6f s\n", t[0], t[1]);
+  EXPECT_NEAR(t[0], t[1], 0.01 * t[1]);
 }
 
 }  // namespace
