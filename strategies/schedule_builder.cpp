@@ -77,16 +77,19 @@ class Resolver {
       const Step& st = steps[s];
       if (st.kind != Step::Kind::ITEM || st.whole_run) continue;  // nothing names a whole run's items
       // A step of several items starts with every item that is waited for to start and ends
-      // with every item that is waited for to end (ScheduleBuilder::emit_body).
+      // with every item that is waited for to end (ScheduleBuilder::find_cuts), so only its
+      // first and last items can be what a dependency names.
       const auto items = role_.items(st);
-      for (std::uint32_t j = 0; j < items.size(); ++j) {
+      auto note = [&](std::uint32_t j) {
         const std::int32_t label = label_id(st, st.index + j);
-        if (label < 0) continue;
+        if (label < 0) return;
         Span& span = spans_[{static_cast<std::uint32_t>(label), items[j].layer, st.micro_batch,
                              static_cast<std::uint8_t>(st.micro_batch < 0 ? Direction::FORWARD : st.direction)}];
         if (span.first == NO_STEP) span.first = s;
         span.last = s;
-      }
+      };
+      note(0);
+      if (items.size() > 1) note(static_cast<std::uint32_t>(items.size() - 1));
     }
   }
 
