@@ -1017,11 +1017,10 @@ Lowered Lowering::run() {
     // Fast fidelity: whether each template (chunk, direction) folds whole, and its items, found
     // once per rank rather than once per micro-batch's run of it.
     struct WholeTemplate {
-      bool known = false, local = false;
-      std::uint64_t collectives = 0;
-      const Folded* outcome = nullptr;  // fold_cache_'s entry (a map's nodes stay put)
-      // For pieces of its runs: items before each that are not rank-local, and collectives.
+      // Items before each that are not rank-local, and collectives: whether a run or a piece
+      // of one folds, and how many collectives it folds in.
       std::vector<std::uint32_t> not_local_before, collectives_before;
+      const Folded* outcome = nullptr;  // the whole run's fold_cache_ entry (a map's nodes stay put)
     };
     std::vector<WholeTemplate> whole_template(role.chunks.size() * 2);
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
@@ -1029,9 +1028,9 @@ Lowered Lowering::run() {
       if (fidelity_ == Fidelity::FAST && step.kind == Step::Kind::RECV) continue;  // the peer's send stands for it
       if (step.whole_run || step.count > 1) {
         const auto items = role.items(step);
-        if (fidelity_ == Fidelity::FAST && !step.whole_run) {
-          // A piece of a run: folded when all of it is rank-local (the pieces of one run
-          // differ, so only the counts are kept per template).
+        if (fidelity_ == Fidelity::FAST) {
+          // Folded when all of it is rank-local: a whole run once per template, a piece (the
+          // pieces of one run differ) once per lowering.
           WholeTemplate& w = whole_template[static_cast<std::size_t>(step.chunk) * 2 + (step.list == ItemList::BACKWARD)];
           if (w.not_local_before.empty()) {
             const auto& all = role.list(step.list, step.chunk);
@@ -1044,21 +1043,10 @@ Lowered Lowering::run() {
           }
           const std::uint32_t end = step.index + step.count;
           if (w.not_local_before[end] == w.not_local_before[step.index]) {
-            first[i] = last[i] = add_folded(step, items, fold_run(role, step, c),
-                                            w.collectives_before[end] - w.collectives_before[step.index]);
-            continue;
-          }
-        } else if (fidelity_ == Fidelity::FAST) {
-          WholeTemplate& w = whole_template[static_cast<std::size_t>(step.chunk) * 2 + (step.list == ItemList::BACKWARD)];
-          if (!w.known) {
-            w.known = true;
-            w.local = std::all_of(items.begin(), items.end(), [&](const Item& x) { return rank_local(x); });
-            if (w.local)
-              for (const Item& x : items) w.collectives += x.kind == Item::Kind::COLLECTIVE;
-          }
-          if (w.local) {
-            if (w.outcome == nullptr) w.outcome = &fold_run(role, step, c);
-            first[i] = last[i] = add_folded(step, items, *w.outcome, w.collectives);
+            const Folded* outcome = w.outcome;
+            if (!step.whole_run) outcome = &fold_run(role, step, c);
+            else if (outcome == nullptr) outcome = w.outcome = &fold_run(role, step, c);
+            first[i] = last[i] = add_folded(step, items, *outcome, w.collectives_before[end] - w.collectives_before[step.index]);
             continue;
           }
         }

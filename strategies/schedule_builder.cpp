@@ -79,17 +79,8 @@ class Resolver {
       // A step of several items starts with every item that is waited for to start and ends
       // with every item that is waited for to end (ScheduleBuilder::find_cuts), so only its
       // first and last items can be what a dependency names.
-      const auto items = role_.items(st);
-      auto note = [&](std::uint32_t j) {
-        const std::int32_t label = label_id(st, st.index + j);
-        if (label < 0) return;
-        Span& span = spans_[{static_cast<std::uint32_t>(label), items[j].layer, st.micro_batch,
-                             static_cast<std::uint8_t>(st.micro_batch < 0 ? Direction::FORWARD : st.direction)}];
-        if (span.first == NO_STEP) span.first = s;
-        span.last = s;
-      };
-      note(0);
-      if (items.size() > 1) note(static_cast<std::uint32_t>(items.size() - 1));
+      note(st, 0, s);
+      if (st.count > 1) note(st, st.count - 1, s);
     }
   }
 
@@ -102,16 +93,8 @@ class Resolver {
       span.first = new_of_old[span.first];
       span.last = new_of_old[span.last];
     }
-    for (std::uint32_t s = 0; s < steps.size(); ++s) {
-      const Step& st = steps[s];
-      if (st.list != ItemList::FLOATING && st.list != ItemList::TAIL) continue;
-      const std::int32_t label = label_id(st, st.index);
-      if (label < 0) continue;
-      Span& span = spans_[{static_cast<std::uint32_t>(label), role_.item(st).layer, -1,
-                           static_cast<std::uint8_t>(Direction::FORWARD)}];
-      span.first = std::min(span.first, s);
-      span.last = span.last == NO_STEP ? s : std::max(span.last, s);
-    }
+    for (std::uint32_t s = 0; s < steps.size(); ++s)
+      if (steps[s].list == ItemList::FLOATING || steps[s].list == ItemList::TAIL) note(steps[s], 0, s);
   }
 
   // Appends the steps an ITEM dependency of `step` (at position `self`) names.
@@ -139,6 +122,16 @@ class Resolver {
 
 
  private:
+  // Records that step s runs its j-th item, when some dependency names that item's label.
+  void note(const Step& st, std::uint32_t j, std::uint32_t s) {
+    const std::int32_t label = label_id(st, st.index + j);
+    if (label < 0) return;
+    Span& span = spans_[{static_cast<std::uint32_t>(label), role_.list(st.list, st.chunk)[st.index + j].layer,
+                         st.micro_batch, static_cast<std::uint8_t>(st.micro_batch < 0 ? Direction::FORWARD : st.direction)}];
+    span.first = std::min(span.first, s);
+    span.last = span.last == NO_STEP ? s : std::max(span.last, s);
+  }
+
   // The label's number among those some dependency names, or −1.
   std::int32_t label_index(const Label& l) const {
     const std::uint32_t id = l.id();
@@ -185,10 +178,7 @@ void keep_latest_per_stream(const Role& role, const std::vector<Step>& steps, st
   // (stream, dependency), the stream looked up once per dependency: this runs for every step.
   thread_local std::vector<std::pair<int, StepDep>> keyed;
   keyed.clear();
-  for (const StepDep& d : deps) {
-    const Step& st = steps[d.step];
-    keyed.emplace_back(st.kind == Step::Kind::RECV ? -1 : role.item(st).stream, d);
-  }
+  for (const StepDep& d : deps) keyed.emplace_back(stream_of(d), d);
   std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first < b.first;
     return rank(a.second) > rank(b.second);
