@@ -1,27 +1,26 @@
 // Tensor-parallel communication overlapped with its GEMMs (Transformer Engine's
-// userbuffers / Megatron-LM --tp-comm-overlap; Wang et al., ASPLOS'23): a GEMM and the
-// collective that produces its input or consumes its output are cut into t chunks and
-// pipelined, so chunk j's transfer runs under chunk j+1's compute. Only one chunk of the
-// transfer stays exposed; the compute chunks that run beside a transfer are slowed by the
-// profile's contention factor (the engine applies it while communication runs).
-//
-// Which GEMM a collective runs beside follows Transformer Engine's userbuffers setup
-// (transformer_engine/pytorch/module/base.py, initialize_ub: the ring-exchange all-gathers
-// of qkv/fc1 fprop and proj/fc2 dgrad, the pipelined reduce-scatters of proj/fc2 fprop,
-// the bulk overlaps of qkv/fc1 dgrad and wgrad):
-//  * an all-gather makes the input of the GEMM after it: forward, the sequence-parallel
-//    gather before a column-parallel GEMM; backward, the gather of the output gradient
-//    before a row-parallel GEMM's backward;
-//  * a reduce-scatter (an all-reduce without sequence parallelism) takes the output of the
-//    GEMM before it;
-//  * a column-parallel GEMM's backward meets both: the all-gather of its saved input runs
-//    beside the input-gradient GEMM and the reduce-scatter of that gradient beside the
-//    weight-gradient GEMM, two GEMMs of equal FLOPs, so each collective gets half of it.
+// userbuffers / Megatron-LM --tp-comm-overlap; Wang et al., ASPLOS'23). Which GEMM a
+// collective runs beside, and how, follows Transformer Engine's userbuffers defaults
+// (transformer_engine/pytorch/module/base.py, initialize_ub, v1.8 as Megatron-Core 0.8 ran
+// it: `methods` and the num_splits defaults):
+//  * ring exchange (qkv and fc1 forward, proj and fc2 input gradient): the all-gather that
+//    makes the GEMM's input is t − 1 neighbour transfers of one shard each; the GEMM runs in
+//    t chunks, the first on the local shard at once, chunk j after transfer j;
+//  * pipeline (proj and fc2 forward): the GEMM runs in 4 chunks (num_splits 4) and each
+//    chunk's reduce-scatter follows it, under the next chunk;
+//  * bulk (qkv and fc1 input and weight gradients): a column-parallel GEMM's backward
+//    meets both collectives, uncut. The all-gather of its saved input runs beside the
+//    input-gradient GEMM, which does not need it; the weight-gradient GEMM waits for it;
+//    the reduce-scatter of the input gradient runs beside the weight-gradient GEMM. The two
+//    GEMMs have equal FLOPs, so each is half of the backward.
+// The compute that runs beside a transfer is slowed by the profile's contention factor
+// (the engine applies it while communication runs).
 // Userbuffers covers the transformer layers' linears only. Outside them Megatron-LM's own
-// column-parallel linear (the output layer) overlaps its backward the same way
-// (LinearWithGradAccumulationAndAsyncCommunication: the input all-gather beside the
-// input-gradient GEMM, the reduce-scatter beside the weight-gradient GEMM), while its
-// forward all-gather and the embedding's collectives block the stream.
+// column-parallel linear (the output layer) overlaps its backward the bulk way
+// (LinearWithGradAccumulationAndAsyncCommunication: the input all-gather issued async
+// before the input-gradient GEMM, the reduce-scatter before the weight-gradient GEMM),
+// while its forward all-gather and the embedding's collectives block the stream.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <utility>
@@ -34,32 +33,25 @@ namespace {
 
 bool is_gather(const Item& it) { return it.collective.op == hardware::Collective::ALL_GATHER; }
 
-// Transfer j, then the compute that needs it; transfer j+1 starts without waiting for
-// compute j (its stream orders it after transfer j).
-void gather_beside(std::vector<Item>& out, Item comm, const Item& compute, std::int64_t k) {
-  for (std::int64_t j = 0; j < k; ++j) {
-    Item c = comm;
-    Item x = compute;
-    x.alloc_bytes = j == 0 ? compute.alloc_bytes : 0;
-    x.free_bytes = j == k - 1 ? compute.free_bytes : 0;
-    if (j > 0) c.deps.clear();
-    out.push_back(std::move(c));
-    out.push_back(std::move(x));
+// Transformer Engine's default chunk count for a pipelined reduce-scatter (initialize_ub:
+// num_splits 4 for the "pipeline" method, whatever the tensor-parallel size).
+constexpr std::int64_t PIPELINE_SPLITS = 4;
+
+// `deps` as seen from an item placed `by` positions later in the same list.
+DepList shifted(const DepList& deps, std::int32_t by) {
+  DepList out;
+  for (Dep d : deps) {
+    if (d.target == Dep::Target::PREVIOUS) d.offset += by;
+    out.push_back(d);
   }
+  return out;
 }
 
-// Compute j, then its transfer; compute j+1 follows compute j, not transfer j.
-void scatter_beside(std::vector<Item>& out, const Item& comm, const Item& compute, std::int64_t k) {
-  for (std::int64_t j = 0; j < k; ++j) {
-    Item x = compute;
-    x.alloc_bytes = j == 0 ? compute.alloc_bytes : 0;
-    x.free_bytes = j == k - 1 ? compute.free_bytes : 0;
-    if (j > 0) x.deps = Dep::previous(2);
-    Item c = comm;
-    c.deps = Dep::previous(1);
-    out.push_back(std::move(x));
-    out.push_back(std::move(c));
-  }
+// The dependencies of `compute` other than on the item right before it, which the caller
+// replaces.
+void add_foreign(DepList& to, const Item& compute) {
+  for (const Dep& d : compute.deps)
+    if (d.target != Dep::Target::PREVIOUS) to.push_back(d);
 }
 
 bool is_boundary_gemm(const models::Op& op) { return op.tp_boundary != models::TpBoundary::NONE; }
@@ -82,18 +74,80 @@ struct Splitter {
     return in_layer || (backward && it.layer == num_layers);
   }
 
-  // The collective as one of k pieces on the tensor-parallel stream.
-  Item piece(Item comm) const {
-    comm.collective.bytes /= static_cast<double>(k);
-    comm.collective.latency_scale /= static_cast<double>(k);  // one ring pass spread over the chunks
+  // The collective as one of n pieces on the tensor-parallel stream.
+  Item piece(Item comm, std::int64_t n) const {
+    comm.collective.bytes /= static_cast<double>(n);
+    comm.collective.latency_scale /= static_cast<double>(n);  // one ring pass spread over the pieces
     comm.stream = tp_stream;
     return comm;
   }
 
-  Item share(const Item& compute, double part) const {
+  static Item share(const Item& compute, double part) {
     Item x = compute;
-    x.fraction *= part / static_cast<double>(k);
+    x.fraction *= part;
     return x;
+  }
+
+  // Ring exchange: chunk 0 of the GEMM on the local shard, then per neighbour transfer j
+  // (one shard: 1/(t−1) of the gather's buffer moves B/t per rank) chunk j, which waits for
+  // it. The first transfer and chunk 0 wait for what the gather waited for; each later
+  // transfer follows the one before on its stream.
+  void ring_exchange(std::vector<Item>& out, Item gather, const Item& gemm) const {
+    const std::int64_t transfers = k - 1;
+    const Item comm = piece(std::move(gather), transfers);
+    for (std::int64_t j = 0; j < k; ++j) {
+      Item x = share(gemm, 1.0 / static_cast<double>(k));
+      x.alloc_bytes = j == 0 ? gemm.alloc_bytes : 0;
+      x.free_bytes = j == k - 1 ? gemm.free_bytes : 0;
+      if (j == 0) {
+        x.deps = comm.deps;
+        add_foreign(x.deps, gemm);
+      } else {
+        Item c = comm;
+        if (j == 1)
+          c.deps = shifted(comm.deps, 1);
+        else
+          c.deps.clear();
+        out.push_back(std::move(c));
+        x.deps = Dep::previous();
+      }
+      out.push_back(std::move(x));
+    }
+  }
+
+  // Pipeline: GEMM chunk j, then its reduce-scatter; chunk j+1 follows chunk j, not the
+  // transfer.
+  void pipeline(std::vector<Item>& out, Item scatter, const Item& gemm) const {
+    const Item comm = piece(std::move(scatter), PIPELINE_SPLITS);
+    for (std::int64_t j = 0; j < PIPELINE_SPLITS; ++j) {
+      Item x = share(gemm, 1.0 / static_cast<double>(PIPELINE_SPLITS));
+      x.alloc_bytes = j == 0 ? gemm.alloc_bytes : 0;
+      x.free_bytes = j == PIPELINE_SPLITS - 1 ? gemm.free_bytes : 0;
+      if (j > 0) x.deps = Dep::previous(2);
+      Item c = comm;
+      c.deps = Dep::previous(1);
+      out.push_back(std::move(x));
+      out.push_back(std::move(c));
+    }
+  }
+
+  // Bulk: [gather, input-gradient GEMM, weight-gradient GEMM, reduce-scatter]. The
+  // input-gradient GEMM waits for what the gather waited for, not for the gather; the
+  // weight-gradient GEMM for both; the reduce-scatter for the input gradient.
+  void bulk(std::vector<Item>& out, Item gather, const Item& gemm, Item scatter) const {
+    Item g = piece(std::move(gather), 1);
+    Item dgrad = share(gemm, 0.5), wgrad = share(gemm, 0.5);
+    dgrad.deps = shifted(g.deps, 1);
+    add_foreign(dgrad.deps, gemm);
+    dgrad.free_bytes = 0;
+    wgrad.alloc_bytes = 0;
+    wgrad.deps = {Dep::previous(1), Dep::previous(2)};
+    Item rs = piece(std::move(scatter), 1);
+    rs.deps = Dep::previous(2);
+    out.push_back(std::move(g));
+    out.push_back(std::move(dgrad));
+    out.push_back(std::move(wgrad));
+    out.push_back(std::move(rs));
   }
 
   // Whether the compute item's segment starts (gemm_first) or ends with a GEMM at a
@@ -139,7 +193,7 @@ struct Splitter {
     std::size_t pipelined = 0;
     for (const Item& it : items) pipelined += overlapped(it, backward);
     std::vector<Item> out;
-    out.reserve(items.size() + pipelined * static_cast<std::size_t>(2 * k + 1));
+    out.reserve(items.size() + pipelined * static_cast<std::size_t>(2 * std::max(k, PIPELINE_SPLITS) + 1));
     const auto compute_at = [&](std::size_t i) { return i < items.size() && items[i].kind == Item::Kind::COMPUTE; };
     bool last_is_whole_compute = false;  // out.back() is a compute not yet pipelined
     for (std::size_t i = 0; i < items.size(); ++i) {
@@ -170,17 +224,12 @@ struct Splitter {
         const bool then_scatter = !rest && !rerun && at + 1 < items.size() && overlapped(items[at + 1], backward) &&
                                   !is_gather(items[at + 1]);
         if (then_scatter) {
-          Item first = share(gemm, 0.5), second = share(gemm, 0.5);
-          first.free_bytes = 0;
-          second.alloc_bytes = 0;
-          second.deps = Dep::previous();
-          gather_beside(out, piece(std::move(it)), first, k);
-          scatter_beside(out, piece(std::move(items[at + 1])), second, k);
+          bulk(out, std::move(it), gemm, std::move(items[at + 1]));
           last_is_whole_compute = false;
           i = at + 1;
           continue;
         }
-        gather_beside(out, piece(std::move(it)), share(gemm, 1.0), k);
+        ring_exchange(out, std::move(it), gemm);
         last_is_whole_compute = false;
         if (rerun) {
           rerun->deps = Dep::previous();
@@ -202,7 +251,7 @@ struct Splitter {
       out.pop_back();
       auto [before, gemm] = cut(compute, false);
       if (gemm) out.push_back(std::move(before));
-      scatter_beside(out, piece(std::move(it)), share(gemm ? *gemm : before, 1.0), k);
+      pipeline(out, std::move(it), gemm ? *gemm : before);
       last_is_whole_compute = false;
     }
     items = std::move(out);

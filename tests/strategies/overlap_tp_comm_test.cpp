@@ -1,9 +1,11 @@
-// overlap-tp-comm pipelines each tensor-parallel collective with the GEMM that makes or
-// takes its tensor, as Transformer Engine's userbuffers does: an all-gather with the GEMM
-// after it, a reduce-scatter with the GEMM before it, a column-parallel GEMM's backward
-// halved between its input all-gather and its gradient reduce-scatter. The first version
-// paired every collective with the compute before it, so the forward all-gathers ran beside
-// the LayerNorm and the QKV and fc1 GEMMs waited for the whole gather.
+// overlap-tp-comm overlaps each tensor-parallel collective with the GEMM that makes or
+// takes its tensor, the way Transformer Engine's userbuffers does by default: an all-gather
+// as a ring exchange with the GEMM after it (t − 1 transfers, t chunks), a reduce-scatter
+// pipelined with the GEMM before it (4 chunks), a column-parallel GEMM's backward halved
+// between its input all-gather and its gradient reduce-scatter, both in bulk (uncut). The
+// first version paired every collective with the compute before it, so the forward
+// all-gathers ran beside the LayerNorm and the QKV and fc1 GEMMs waited for the whole
+// gather; the second cut every collective in t pieces.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -17,7 +19,9 @@
 namespace trainsim::strategies {
 namespace {
 
-constexpr std::int64_t TENSOR = 4;
+// 8, not 4: the ring exchange's t − 1 transfers and the pipeline's 4 chunks must differ.
+constexpr std::int64_t TENSOR = 8;
+constexpr int SPLITS = 4;  // Transformer Engine's num_splits for a pipelined reduce-scatter
 
 TrainingSpec overlapped_spec(Recompute recompute) {
   auto spec = testing::gpt_spec(TENSOR, 1, 1, 2);
@@ -62,15 +66,16 @@ TEST(OverlapTpComm, EachCollectiveRunsBesideTheGemmThatMakesOrTakesItsTensor) {
           ++scatters[single_op(role, items[i - 1])];
         }
       }
-      const int k = static_cast<int>(TENSOR);
+      const int ring = static_cast<int>(TENSOR) - 1;
       if (!backward) {
-        EXPECT_EQ(gathers, (std::map<std::string, int>{{"qkv", k}, {"fc1", k}}));
-        EXPECT_EQ(scatters, (std::map<std::string, int>{{"proj", k}, {"fc2", k}}));
+        EXPECT_EQ(gathers, (std::map<std::string, int>{{"qkv", ring}, {"fc1", ring}}));
+        EXPECT_EQ(scatters, (std::map<std::string, int>{{"proj", SPLITS}, {"fc2", SPLITS}}));
       } else {
-        // The output gradient's gather feeds the row-parallel GEMMs' backward; the saved
-        // input's gather and the gradient's reduce-scatter share the column-parallel ones'.
-        EXPECT_EQ(gathers, (std::map<std::string, int>{{"proj", k}, {"fc2", k}, {"qkv", k}, {"fc1", k}}));
-        EXPECT_EQ(scatters, (std::map<std::string, int>{{"qkv", k}, {"fc1", k}}));
+        // The output gradient's gather feeds the row-parallel GEMMs' backward (a ring
+        // exchange); the saved input's gather and the gradient's reduce-scatter go whole
+        // beside the column-parallel ones' two halves.
+        EXPECT_EQ(gathers, (std::map<std::string, int>{{"proj", ring}, {"fc2", ring}, {"qkv", 1}, {"fc1", 1}}));
+        EXPECT_EQ(scatters, (std::map<std::string, int>{{"qkv", 1}, {"fc1", 1}}));
       }
       // The embedding's collectives and the output layer's forward gather block the stream
       // (neither is a Transformer Engine linear); the output layer's backward overlaps.
@@ -96,15 +101,76 @@ TEST(OverlapTpComm, EveryGemmRunsWholeAcrossItsChunksAndTheRestOnce) {
       if (it.kind != Item::Kind::COMPUTE || it.layer != 0) continue;
       for (const auto& op : role.segments[it.segment].ops) paid[op.name] += it.fraction;
       const std::string op = single_op(role, it);
-      const bool column_backward = backward && (op == "qkv" || op == "fc1");
-      if (op == "qkv" || op == "fc1" || op == "proj" || op == "fc2") {
-        EXPECT_DOUBLE_EQ(it.fraction, (column_backward ? 0.5 : 1.0) / static_cast<double>(TENSOR)) << op;
+      const bool column = op == "qkv" || op == "fc1";
+      if (column || op == "proj" || op == "fc2") {
+        // Ring exchange: t chunks; pipeline: 4; bulk: the input- and weight-gradient halves.
+        const double expected = backward ? (column ? 0.5 : 1.0 / static_cast<double>(TENSOR))
+                                         : (column ? 1.0 / static_cast<double>(TENSOR) : 1.0 / SPLITS);
+        EXPECT_DOUBLE_EQ(it.fraction, expected) << op;
       }
     }
     for (const auto& [op, share] : paid) EXPECT_DOUBLE_EQ(share, 1.0) << op;
     EXPECT_EQ(paid.count("flash_attention"), 1u);
     EXPECT_EQ(paid.count("gelu"), 1u);
   }
+}
+
+// Where each method lets compute start: the ring exchange's first chunk runs on the local
+// shard without waiting for a transfer; the bulk all-gather runs beside the input-gradient
+// GEMM, which does not wait for it, while the weight-gradient GEMM does; the bulk
+// reduce-scatter waits for the input gradient only.
+TEST(OverlapTpComm, EachMethodWaitsOnlyForTheTensorItNeeds) {
+  const Program program = build_program(overlapped_spec(Recompute::NONE));
+  const Role& role = program.roles.at(0);
+  const Chunk& chunk = role.chunks.at(0);
+  auto waits_for = [](const std::vector<Item>& items, std::size_t i) {
+    std::set<std::size_t> on;
+    for (const Dep& d : items[i].deps) {
+      EXPECT_EQ(d.target, Dep::Target::PREVIOUS) << i;
+      on.insert(i - static_cast<std::size_t>(d.offset));
+    }
+    return on;
+  };
+  // Forward: the first qkv chunk of layer 0 comes before any of the gather's transfers and
+  // waits for what the gather waited for (the LayerNorm before it); the first transfer too.
+  const std::vector<Item>& fwd = chunk.forward;
+  std::size_t first_qkv = fwd.size();
+  for (std::size_t i = 0; i < fwd.size() && first_qkv == fwd.size(); ++i)
+    if (fwd[i].layer == 0 && fwd[i].kind == Item::Kind::COMPUTE && single_op(role, fwd[i]) == "qkv") first_qkv = i;
+  ASSERT_LT(first_qkv + 1, fwd.size());
+  ASSERT_GT(first_qkv, 0u);
+  EXPECT_NE(fwd[first_qkv - 1].kind, Item::Kind::COLLECTIVE) << "the first chunk waited for a transfer";
+  EXPECT_EQ(waits_for(fwd, first_qkv), std::set<std::size_t>{first_qkv - 1});
+  ASSERT_TRUE(is_tp(fwd[first_qkv + 1]));
+  EXPECT_EQ(waits_for(fwd, first_qkv + 1), std::set<std::size_t>{first_qkv - 1});
+  EXPECT_EQ(waits_for(fwd, first_qkv + 2), std::set<std::size_t>{first_qkv + 1});  // chunk 1 after transfer 1
+
+  // Backward: [gather, dgrad, wgrad, reduce-scatter] for layer 0's qkv.
+  const std::vector<Item>& bwd = chunk.backward;
+  std::size_t gather = bwd.size();
+  for (std::size_t i = 0; i + 1 < bwd.size(); ++i)
+    if (is_tp(bwd[i]) && bwd[i].layer == 0 && bwd[i].collective.op == hardware::Collective::ALL_GATHER &&
+        single_op(role, bwd[i + 1]) == "qkv")
+      gather = i;
+  ASSERT_LT(gather + 3, bwd.size());
+  ASSERT_GT(gather, 0u);
+  const std::size_t dgrad = gather + 1, wgrad = gather + 2, scatter = gather + 3;
+  EXPECT_EQ(single_op(role, bwd[wgrad]), "qkv");
+  ASSERT_TRUE(is_tp(bwd[scatter]));
+  EXPECT_EQ(bwd[scatter].collective.op, hardware::Collective::REDUCE_SCATTER);
+  EXPECT_EQ(bwd[gather].stream, bwd[scatter].stream);
+  EXPECT_NE(bwd[gather].stream, COMPUTE_STREAM);
+  EXPECT_EQ(waits_for(bwd, gather), std::set<std::size_t>{gather - 1});
+  EXPECT_EQ(waits_for(bwd, dgrad), std::set<std::size_t>{gather - 1}) << "the input gradient waited for the gather";
+  EXPECT_EQ(waits_for(bwd, wgrad), (std::set<std::size_t>{gather, dgrad}));
+  EXPECT_EQ(waits_for(bwd, scatter), std::set<std::size_t>{dgrad});
+  // Uncut: the whole buffer in one call, which pays the whole latency. The ring exchange's
+  // transfers each carry one of t − 1 parts of the same tensor (the LayerNorm output the
+  // backward gathers again) and one ring step's latency.
+  EXPECT_DOUBLE_EQ(bwd[scatter].collective.latency_scale, 1.0);
+  EXPECT_DOUBLE_EQ(bwd[gather].collective.latency_scale, 1.0);
+  EXPECT_DOUBLE_EQ(fwd[first_qkv + 1].collective.bytes * static_cast<double>(TENSOR - 1), bwd[gather].collective.bytes);
+  EXPECT_DOUBLE_EQ(fwd[first_qkv + 1].collective.latency_scale, 1.0 / static_cast<double>(TENSOR - 1));
 }
 
 TEST(OverlapTpComm, SelectiveRecomputeRerunsTheCoreAfterTheProjectionsInputGradient) {
