@@ -69,6 +69,10 @@ struct CommInstance {
   // Shares links with the communication that compute tasks of its devices fold in (fast
   // fidelity): while it runs, those run their link_slowdown slower.
   bool shares_links = false;
+  // Its kernels run on the SMs (NCCL's, or userbuffers' pipelined and bulk kernels): while it
+  // runs, compute on the contended stream of its devices slows by contention_slowdown. A
+  // transfer the copy engines make (userbuffers' ring exchange) leaves the SMs to compute.
+  bool occupies_sms = true;
 };
 
 // What a task is, for the readers that want more than its time (Chakra export, the

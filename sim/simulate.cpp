@@ -134,11 +134,13 @@ void Engine::change_comm_activity(TaskId c, int delta) {
   if (!tracks_contention_ || plan_.stream[c] == plan_.contended_stream ||
       plan_.kind[c] != TaskKind::COMM)
     return;
+  const CommInstance& inst = plan_.comms[plan_.comm[c]];
+  if (!inst.occupies_sms && !inst.shares_links) return;
   const TaskId running = running_compute_[d];
   const double old_rate = running != NONE ? rate(running, d) : 1.0;
   const std::uint32_t before = active_comm_[d], before_link = active_link_comm_[d];
-  active_comm_[d] = static_cast<std::uint32_t>(static_cast<int>(before) + delta);
-  if (plan_.comms[plan_.comm[c]].shares_links)
+  if (inst.occupies_sms) active_comm_[d] = static_cast<std::uint32_t>(static_cast<int>(before) + delta);
+  if (inst.shares_links)
     active_link_comm_[d] = static_cast<std::uint32_t>(static_cast<int>(before_link) + delta);
   const bool changed = (before == 0) != (active_comm_[d] == 0) || (before_link == 0) != (active_link_comm_[d] == 0);
   if (!changed || running == NONE) return;

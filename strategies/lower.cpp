@@ -603,7 +603,8 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
     }
     key.add(FoldKey::word(it.alloc_bytes), FoldKey::word(it.free_bytes), FoldKey::word(durations[k].ps),
             std::uint64_t{it.kind == Item::Kind::COMPUTE} | std::uint64_t{it.stream} << 8 |
-                std::uint64_t{static_cast<std::uint8_t>(it.category)} << 16);
+                std::uint64_t{static_cast<std::uint8_t>(it.category)} << 16 |
+                std::uint64_t{it.kind != Item::Kind::COMPUTE && it.collective.occupies_sms} << 24);
   }
   for (const LocalEdge& e : edges) {
     key.add(std::uint64_t{e.from} | std::uint64_t{e.to} << 32, static_cast<std::uint64_t>(e.on), 1);
@@ -642,6 +643,7 @@ FoldOutcome Lowering::simulate_fold_alone(const std::vector<const Item*>& items,
       sim::CommInstance inst;
       inst.participants = 1;
       inst.fixed_duration = durations[k];
+      inst.occupies_sms = it.collective.occupies_sms;
       b.add_comm_task(ts, b.add_comm(inst));
     }
   }
@@ -986,6 +988,7 @@ Lowered Lowering::run() {
         sim::CommInstance inst;
         inst.bytes = it.collective.bytes;
         inst.latency_scale = it.collective.latency_scale;
+        inst.occupies_sms = it.collective.occupies_sms;
         // The simulated members of the group, counted once per group (a stage's buckets
         // each make an instance of the same group).
         auto [members, uncounted] = participants.try_emplace({dim, gid}, 0);

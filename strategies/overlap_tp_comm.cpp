@@ -11,10 +11,14 @@
 //  * bulk (qkv and fc1 input and weight gradients): a column-parallel GEMM's backward
 //    meets both collectives, uncut. The all-gather of its saved input runs beside the
 //    input-gradient GEMM, which does not need it; the weight-gradient GEMM waits for it;
-//    the reduce-scatter of the input gradient runs beside the weight-gradient GEMM. The two
-//    GEMMs have equal FLOPs, so each is half of the backward.
-// The compute that runs beside a transfer is slowed by the profile's contention factor
-// (the engine applies it while communication runs).
+//    the reduce-scatter of the input gradient runs beside the weight-gradient GEMM.
+// Each chunk is a GEMM of its own shape, 1/t or 1/4 of the rows (the tokens), timed at the
+// efficiency of that shape with a launch of its own; a backward that a ring exchange feeds
+// runs its input gradient in chunks and its weight gradient whole after the last transfer
+// (it reduces over all the gathered rows). Compute beside a pipelined or bulk transfer is
+// slowed by the profile's contention factor (their kernels take SMs; the engine applies it
+// while they run); the ring exchange's copies run on the copy engines (add_ub's default
+// use_ce) and leave the SMs to the GEMM.
 // Userbuffers covers the transformer layers' linears only. Outside them Megatron-LM's own
 // column-parallel linear (the output layer) overlaps its backward the bulk way
 // (LinearWithGradAccumulationAndAsyncCommunication: the input all-gather issued async
@@ -23,6 +27,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "strategies/detail/pass_functions.hpp"
@@ -67,6 +72,8 @@ struct Splitter {
   std::int32_t num_layers;
   // (segment, GEMM first?) → {the GEMM's segment, the rest's}
   std::map<std::pair<std::uint32_t, bool>, std::pair<std::uint32_t, std::uint32_t>> cuts;
+  // (a GEMM's segment, parts) → the segment of one chunk of it along its rows
+  std::map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t> chunk_segments;
 
   bool overlapped(const Item& it, bool backward) const {
     if (it.kind != Item::Kind::COLLECTIVE || it.collective.dim != Dim::TENSOR) return false;
@@ -88,17 +95,57 @@ struct Splitter {
     return x;
   }
 
+  // One of `parts` chunks of the GEMM item along its rows (the tokens the collective
+  // gathers or scatters), paying `cost`: a GEMM of m/parts rows with its share of the FLOPs
+  // and bytes and a launch of its own. A segment without a shaped GEMM pays 1/parts.
+  Item chunk(const Item& gemm, std::int64_t parts, Cost cost) {
+    Item x = gemm;
+    x.cost = cost;
+    const Segment& seg = role.segments[gemm.segment];
+    if (seg.ops.size() != 1 || seg.ops.front().gemm.m < parts) {
+      x.fraction /= static_cast<double>(parts);
+      return x;
+    }
+    auto [known, fresh] = chunk_segments.try_emplace({gemm.segment, parts});
+    if (fresh) {
+      Segment part;
+      part.of_layer = seg.of_layer;
+      part.name = seg.name + ".chunk" + std::to_string(parts);
+      models::Op op = seg.ops.front();
+      const double n = static_cast<double>(parts);
+      op.gemm.m = (op.gemm.m + parts - 1) / parts;
+      op.fwd_flops /= n;
+      op.bwd_input_flops /= n;
+      op.bwd_weight_flops /= n;
+      op.bwd_extra_flops /= n;
+      op.fwd_bytes /= n;
+      op.bwd_bytes /= n;
+      op.activation_bytes /= n;
+      op.params = 0;  // held once, by the whole GEMM
+      part.ops = {std::move(op)};
+      known->second = static_cast<std::uint32_t>(role.segments.size());
+      role.segments.push_back(std::move(part));
+    }
+    x.segment = known->second;
+    return x;
+  }
+
   // Ring exchange: chunk 0 of the GEMM on the local shard, then per neighbour transfer j
   // (one shard: 1/(t−1) of the gather's buffer moves B/t per rank) chunk j, which waits for
   // it. The first transfer and chunk 0 wait for what the gather waited for; each later
   // transfer follows the one before on its stream.
-  void ring_exchange(std::vector<Item>& out, Item gather, const Item& gemm) const {
+  void ring_exchange(std::vector<Item>& out, Item gather, const Item& gemm) {
     const std::int64_t transfers = k - 1;
-    const Item comm = piece(std::move(gather), transfers);
+    Item comm = piece(std::move(gather), transfers);
+    // Megatron-LM passes no userbuffers config, so each buffer takes add_ub's defaults:
+    // use_ce true, the ring exchange's peer-to-peer copies on the copy engines.
+    comm.collective.occupies_sms = false;
+    // A backward: the input gradient in chunks, then the weight gradient whole.
+    const bool backward = gemm.cost == Cost::BACKWARD;
     for (std::int64_t j = 0; j < k; ++j) {
-      Item x = share(gemm, 1.0 / static_cast<double>(k));
+      Item x = chunk(gemm, k, backward ? Cost::BACKWARD_INPUT : gemm.cost);
       x.alloc_bytes = j == 0 ? gemm.alloc_bytes : 0;
-      x.free_bytes = j == k - 1 ? gemm.free_bytes : 0;
+      x.free_bytes = j == k - 1 && !backward ? gemm.free_bytes : 0;
       if (j == 0) {
         x.deps = comm.deps;
         add_foreign(x.deps, gemm);
@@ -113,14 +160,21 @@ struct Splitter {
       }
       out.push_back(std::move(x));
     }
+    if (backward) {
+      Item w = gemm;
+      w.cost = Cost::BACKWARD_WEIGHT;
+      w.alloc_bytes = 0;
+      w.deps = Dep::previous();
+      out.push_back(std::move(w));
+    }
   }
 
   // Pipeline: GEMM chunk j, then its reduce-scatter; chunk j+1 follows chunk j, not the
   // transfer.
-  void pipeline(std::vector<Item>& out, Item scatter, const Item& gemm) const {
+  void pipeline(std::vector<Item>& out, Item scatter, const Item& gemm) {
     const Item comm = piece(std::move(scatter), PIPELINE_SPLITS);
     for (std::int64_t j = 0; j < PIPELINE_SPLITS; ++j) {
-      Item x = share(gemm, 1.0 / static_cast<double>(PIPELINE_SPLITS));
+      Item x = chunk(gemm, PIPELINE_SPLITS, gemm.cost);
       x.alloc_bytes = j == 0 ? gemm.alloc_bytes : 0;
       x.free_bytes = j == PIPELINE_SPLITS - 1 ? gemm.free_bytes : 0;
       if (j > 0) x.deps = Dep::previous(2);
@@ -136,7 +190,12 @@ struct Splitter {
   // weight-gradient GEMM for both; the reduce-scatter for the input gradient.
   void bulk(std::vector<Item>& out, Item gather, const Item& gemm, Item scatter) const {
     Item g = piece(std::move(gather), 1);
-    Item dgrad = share(gemm, 0.5), wgrad = share(gemm, 0.5);
+    const bool backward = gemm.cost == Cost::BACKWARD;
+    Item dgrad = backward ? gemm : share(gemm, 0.5), wgrad = backward ? gemm : share(gemm, 0.5);
+    if (backward) {
+      dgrad.cost = Cost::BACKWARD_INPUT;
+      wgrad.cost = Cost::BACKWARD_WEIGHT;
+    }
     dgrad.deps = shifted(g.deps, 1);
     add_foreign(dgrad.deps, gemm);
     dgrad.free_bytes = 0;

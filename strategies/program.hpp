@@ -59,6 +59,9 @@ struct CollectiveNeed {
   hardware::Collective op = hardware::Collective::ALL_REDUCE;
   double bytes = 0;  // whole buffer (formulas.md convention)
   double latency_scale = 1.0;  // share of the per-step latency it pays (pipelined pieces)
+  // Runs kernels on the SMs, slowing compute beside it (sim::CommInstance::occupies_sms);
+  // false: the copy engines move it.
+  bool occupies_sms = true;
 };
 
 // Bytes a copy engine moves between the GPU and its host's memory.

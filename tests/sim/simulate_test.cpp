@@ -516,10 +516,15 @@ TEST(Simulate, ContentionSlowsTheComputingShareAndSharedLinks) {
   constexpr std::int64_t US = 1'000'000;
   // 4 µs of communication beside a 10 µs task from t = 2 µs: those 4 µs run at
   // 1/(1 + f·share + link), f = 0.25, and the task ends at 10 + 4·(1 − rate) µs.
+  // A transfer the copy engines make (occupies_sms false) takes no SMs: only its shared
+  // links, if any, slow the task.
   struct Case {
     float share, link;
     bool shares_links;
-  } cases[] = {{1.0f, 0.0f, false}, {0.5f, 0.0f, false}, {0.5f, 0.5f, false}, {0.5f, 0.5f, true}, {0.0f, 0.0f, false}};
+    bool occupies_sms = true;
+  } cases[] = {{1.0f, 0.0f, false},       {0.5f, 0.0f, false},        {0.5f, 0.5f, false},
+               {0.5f, 0.5f, true},        {0.0f, 0.0f, false},        {1.0f, 0.0f, false, false},
+               {1.0f, 0.5f, true, false}, {1.0f, 0.5f, false, false}};
   for (const Case& c : cases) {
     PlanBuilder b = builder(1);
     PlanBuilder::TaskSpec spec = on(0, 0);
@@ -529,16 +534,18 @@ TEST(Simulate, ContentionSlowsTheComputingShareAndSharedLinks) {
     const TaskId before = b.add_compute(on(0, 1), ps(2 * US));
     CommInstance inst = fixed_comm(ps(4 * US), 1);
     inst.shares_links = c.shares_links;
+    inst.occupies_sms = c.occupies_sms;
     const TaskId comm = b.add_comm_task(on(0, 1), b.add_comm(inst));
     b.add_edge(before, comm);
     Plan plan = std::move(b).finish();
     plan.contention_slowdown = 0.25;
     plan.contended_stream = 0;
     const Timeline tl = simulate(plan, NetworkSpec{});
-    const double rate = 1.0 / (1.0 + 0.25 * c.share + (c.shares_links ? c.link : 0.0f));
+    const double rate = 1.0 / (1.0 + (c.occupies_sms ? 0.25 * c.share : 0.0) + (c.shares_links ? c.link : 0.0f));
     const auto expected = static_cast<std::int64_t>(10 * US + 4 * US * (1 - rate));
     EXPECT_NEAR(static_cast<double>(tl.end[compute].ps), static_cast<double>(expected), 2.0)
-        << "share " << c.share << " link " << c.link;
+        << "share " << c.share << " link " << c.link << " shares_links " << c.shares_links << " occupies_sms "
+        << c.occupies_sms;
   }
 }
 

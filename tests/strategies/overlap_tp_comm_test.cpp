@@ -88,30 +88,71 @@ TEST(OverlapTpComm, EachCollectiveRunsBesideTheGemmThatMakesOrTakesItsTensor) {
   }
 }
 
+// FLOPs an item pays for one op of its segment.
+double paid_flops(const models::Op& op, const Item& it) {
+  switch (it.cost) {
+    case Cost::FORWARD: return op.fwd_flops * it.fraction;
+    case Cost::BACKWARD: return (op.bwd_input_flops + op.bwd_weight_flops) * it.fraction;
+    case Cost::BACKWARD_INPUT: return op.bwd_input_flops * it.fraction;
+    case Cost::BACKWARD_WEIGHT: return op.bwd_weight_flops * it.fraction;
+  }
+  return 0;
+}
+
+// Per op of layer 0 in one direction: the FLOPs its items pay, and the rows and cost of
+// each item that runs it alone.
+struct LayerWork {
+  std::map<std::string, double> flops;
+  std::map<std::string, std::vector<std::pair<std::int64_t, Cost>>> alone;
+};
+LayerWork layer_work(const Role& role, const std::vector<Item>& items) {
+  LayerWork w;
+  for (const Item& it : items) {
+    if (it.kind != Item::Kind::COMPUTE || it.layer != 0) continue;
+    const auto& ops = role.segments[it.segment].ops;
+    for (const auto& op : ops) w.flops[op.name] += paid_flops(op, it);
+    if (ops.size() == 1) w.alone[ops.front().name].emplace_back(ops.front().gemm.m, it.cost);
+  }
+  return w;
+}
+
 TEST(OverlapTpComm, EveryGemmRunsWholeAcrossItsChunksAndTheRestOnce) {
   const Program program = build_program(overlapped_spec(Recompute::NONE));
+  TrainingSpec plain_spec = overlapped_spec(Recompute::NONE);
+  plain_spec.overlap_tp_comm = false;
+  const Program plain = build_program(plain_spec);
   const Role& role = program.roles.at(0);
-  const Chunk& chunk = role.chunks.at(0);
+  const std::int64_t rows = program.spec.sequence * program.spec.micro_batch;  // the gathered tokens
   for (const bool backward : {false, true}) {
     SCOPED_TRACE(backward ? "backward" : "forward");
-    const std::vector<Item>& items = backward ? chunk.backward : chunk.forward;
-    // Per op of layer 0: the share of its cost its items pay, summed.
-    std::map<std::string, double> paid;
-    for (const Item& it : items) {
-      if (it.kind != Item::Kind::COMPUTE || it.layer != 0) continue;
-      for (const auto& op : role.segments[it.segment].ops) paid[op.name] += it.fraction;
-      const std::string op = single_op(role, it);
-      const bool column = op == "qkv" || op == "fc1";
-      if (column || op == "proj" || op == "fc2") {
-        // Ring exchange: t chunks; pipeline: 4; bulk: the input- and weight-gradient halves.
-        const double expected = backward ? (column ? 0.5 : 1.0 / static_cast<double>(TENSOR))
-                                         : (column ? 1.0 / static_cast<double>(TENSOR) : 1.0 / SPLITS);
-        EXPECT_DOUBLE_EQ(it.fraction, expected) << op;
+    const auto& chunk = role.chunks.at(0);
+    const LayerWork w = layer_work(role, backward ? chunk.backward : chunk.forward);
+    const auto& plain_chunk = plain.roles.at(0).chunks.at(0);
+    const LayerWork p = layer_work(plain.roles.at(0), backward ? plain_chunk.backward : plain_chunk.forward);
+    // Every op's FLOPs paid once, however it is cut.
+    ASSERT_EQ(w.flops.size(), p.flops.size());
+    for (const auto& [op, flops] : p.flops) EXPECT_DOUBLE_EQ(w.flops.at(op), flops) << op;
+    EXPECT_EQ(w.flops.count("flash_attention"), 1u);
+    EXPECT_EQ(w.flops.count("gelu"), 1u);
+    // Each chunk a GEMM of its own rows: ring exchange 1/t, pipeline 1/4; a backward the
+    // ring exchange feeds runs its weight gradient whole; the bulk backward two whole GEMMs.
+    using Runs = std::vector<std::pair<std::int64_t, Cost>>;
+    auto repeat = [](std::int64_t m, Cost c, std::int64_t n) { return Runs(static_cast<std::size_t>(n), {m, c}); };
+    if (!backward) {
+      EXPECT_EQ(w.alone.at("qkv"), repeat(rows / TENSOR, Cost::FORWARD, TENSOR));
+      EXPECT_EQ(w.alone.at("fc1"), repeat(rows / TENSOR, Cost::FORWARD, TENSOR));
+      EXPECT_EQ(w.alone.at("proj"), repeat(rows / SPLITS, Cost::FORWARD, SPLITS));
+      EXPECT_EQ(w.alone.at("fc2"), repeat(rows / SPLITS, Cost::FORWARD, SPLITS));
+    } else {
+      for (const char* row_parallel : {"proj", "fc2"}) {
+        Runs expected = repeat(rows / TENSOR, Cost::BACKWARD_INPUT, TENSOR);
+        expected.emplace_back(rows, Cost::BACKWARD_WEIGHT);
+        EXPECT_EQ(w.alone.at(row_parallel), expected) << row_parallel;
       }
+      for (const char* column_parallel : {"qkv", "fc1"})
+        EXPECT_EQ(w.alone.at(column_parallel), (Runs{{rows, Cost::BACKWARD_INPUT}, {rows, Cost::BACKWARD_WEIGHT}}))
+            << column_parallel;
     }
-    for (const auto& [op, share] : paid) EXPECT_DOUBLE_EQ(share, 1.0) << op;
-    EXPECT_EQ(paid.count("flash_attention"), 1u);
-    EXPECT_EQ(paid.count("gelu"), 1u);
   }
 }
 
@@ -171,6 +212,14 @@ TEST(OverlapTpComm, EachMethodWaitsOnlyForTheTensorItNeeds) {
   EXPECT_DOUBLE_EQ(bwd[gather].collective.latency_scale, 1.0);
   EXPECT_DOUBLE_EQ(fwd[first_qkv + 1].collective.bytes * static_cast<double>(TENSOR - 1), bwd[gather].collective.bytes);
   EXPECT_DOUBLE_EQ(fwd[first_qkv + 1].collective.latency_scale, 1.0 / static_cast<double>(TENSOR - 1));
+  // The ring exchange's copies run on the copy engines; the bulk (and pipelined) collectives'
+  // kernels take SMs from the GEMM beside them.
+  EXPECT_FALSE(fwd[first_qkv + 1].collective.occupies_sms);
+  EXPECT_TRUE(bwd[gather].collective.occupies_sms);
+  EXPECT_TRUE(bwd[scatter].collective.occupies_sms);
+  for (const Item& it : fwd)
+    if (is_tp(it) && it.layer == 0 && it.collective.op == hardware::Collective::REDUCE_SCATTER)
+      EXPECT_TRUE(it.collective.occupies_sms);
 }
 
 TEST(OverlapTpComm, SelectiveRecomputeRerunsTheCoreAfterTheProjectionsInputGradient) {
