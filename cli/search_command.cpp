@@ -157,6 +157,8 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   std::size_t next = 0;
   std::size_t round = std::max<std::size_t>(256, 16 * k);
   detail::Progress progress(ranks.rank() == 0 && options.progress && detail::stderr_is_terminal(), order.size(), 0, "candidates");
+  // One pool for every round: its threads keep their caches from round to round.
+  detail::WorkerPool pool(threads);
   while (next < order.size() && !options.count_only) {
     if (options.prune && order[next].first > threshold) break;
     const std::size_t end = std::min(order.size(), next + round);
@@ -193,7 +195,7 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
       return true;
     };
     if (ranks.size() == 1) {
-      detail::run_ordered<Evaluated>(next, end, threads, 64ull * threads, evaluate, take);
+      detail::run_ordered<Evaluated>(pool, next, end, 64ull * threads, evaluate, take);
     } else {
       // Rank r takes every n-th candidate of the round from the r-th; every rank gets all
       // the results back and ranks them alike, so all agree on the threshold.
@@ -201,7 +203,7 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
       const std::uint64_t first = next + static_cast<std::uint64_t>(ranks.rank());
       const std::uint64_t mine = first < end ? (end - first + n - 1) / n : 0;
       std::vector<std::string> parts;
-      detail::run_ordered<Evaluated>(0, mine, threads, 64ull * threads,
+      detail::run_ordered<Evaluated>(pool, 0, mine, 64ull * threads,
                                      [&](std::uint64_t j) { return evaluate(first + j * n); },
                                      [&](std::uint64_t, Evaluated&& e) {
                                        parts.push_back(serialize(e));
