@@ -4,6 +4,7 @@
 // attention is timed by sdpa_phase.cpp.
 #include "calibration/cuda/detail/check.hpp"
 #include "calibration/cuda/detail/phases.hpp"
+#include "calibration/cuda/detail/lt_api.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +15,7 @@ namespace trainsim::calibration::cuda::detail {
 std::vector<AttentionRecord> measure_attention(const Phase& phase, const std::vector<AttentionProblem>& problems) {
   std::vector<AttentionRecord> rows;
   cublasLtHandle_t handle = nullptr;
-  TRAINSIM_CHECK(cublasLtCreate(&handle));
+  TRAINSIM_CHECK(lt().cublasLtCreate(&handle));
   cudaStream_t stream = nullptr;
   TRAINSIM_CHECK(cudaStreamCreate(&stream));
   std::size_t too_large = 0, unsupported = 0, cut = 0;
@@ -65,11 +66,11 @@ std::vector<AttentionRecord> measure_attention(const Phase& phase, const std::ve
     }
   } catch (...) {
     cudaStreamDestroy(stream);
-    cublasLtDestroy(handle);
+    lt().cublasLtDestroy(handle);
     throw;
   }
   cudaStreamDestroy(stream);
-  cublasLtDestroy(handle);
+  lt().cublasLtDestroy(handle);
   if (too_large > 0) phase.note(fmt::format("attention: {} problems skipped: they do not fit in free memory", too_large));
   if (unsupported > 0) phase.note(fmt::format("attention: {} problems skipped: cuBLASLt offers no algorithm", unsupported));
   if (cut > 0) phase.note(fmt::format("attention: the time budget ended the phase; {} of {} problems not measured", cut, problems.size()));

@@ -3,6 +3,7 @@
 // the NVIDIA driver, where everything but measuring must still work.
 #include "calibration/cuda/detail/check.hpp"
 #include "calibration/cuda/detail/phases.hpp"
+#include "calibration/cuda/detail/lt_api.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -48,7 +49,7 @@ RunRecord describe_run(int device_count, bool quick) {
   run.host = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
   TRAINSIM_CHECK(cudaDriverGetVersion(&run.cuda_driver_api));
   TRAINSIM_CHECK(cudaRuntimeGetVersion(&run.cuda_runtime));
-  run.cublaslt = static_cast<std::int64_t>(cublasLtGetVersion());
+  run.cublaslt = static_cast<std::int64_t>(lt().cublasLtGetVersion());
   TRAINSIM_CHECK(ncclGetVersion(&run.nccl));
   run.driver = "unknown";
   {

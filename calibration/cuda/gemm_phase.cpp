@@ -1,5 +1,6 @@
 #include "calibration/cuda/detail/check.hpp"
 #include "calibration/cuda/detail/phases.hpp"
+#include "calibration/cuda/detail/lt_api.hpp"
 
 #include <fmt/format.h>
 
@@ -35,7 +36,7 @@ void Phase::note(const std::string& text) const {
 std::vector<GemmMeasurement> measure_gemms(const Phase& phase, GemmDtype dtype, const std::vector<GemmShape>& shapes) {
   std::vector<GemmMeasurement> rows;
   cublasLtHandle_t handle = nullptr;
-  TRAINSIM_CHECK(cublasLtCreate(&handle));
+  TRAINSIM_CHECK(lt().cublasLtCreate(&handle));
   cudaStream_t stream = nullptr;
   TRAINSIM_CHECK(cudaStreamCreate(&stream));
   std::size_t too_large = 0, unsupported = 0, cut = 0;
@@ -74,11 +75,11 @@ std::vector<GemmMeasurement> measure_gemms(const Phase& phase, GemmDtype dtype, 
     }
   } catch (...) {
     cudaStreamDestroy(stream);
-    cublasLtDestroy(handle);
+    lt().cublasLtDestroy(handle);
     throw;
   }
   cudaStreamDestroy(stream);
-  cublasLtDestroy(handle);
+  lt().cublasLtDestroy(handle);
   const char* name = dtype_name(dtype);
   if (too_large > 0) phase.note(fmt::format("gemm {}: {} shapes skipped: their operands do not fit in free memory", name, too_large));
   if (unsupported > 0) phase.note(fmt::format("gemm {}: {} shapes skipped: cuBLASLt offers no algorithm", name, unsupported));

@@ -14,6 +14,7 @@
 #include "calibration/attention_records.hpp"
 #include "calibration/memory_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
+#include "calibration/cuda/detail/lt_api.hpp"
 #include "cli/calibrate_command.hpp"
 
 namespace trainsim::calibration::cuda {
@@ -24,6 +25,16 @@ std::string slurp(const std::filesystem::path& p) {
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+// cuBLASLt is opened on first use, not at the process's start; it needs no GPU to say its
+// version.
+TEST(Measure, CuBlasLtOpensOnFirstUse) {
+  EXPECT_GT(detail::lt().cublasLtGetVersion(), 0u);
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  EXPECT_NE(text.str().find("libcublasLt"), std::string::npos) << "opened, yet not mapped";
 }
 
 TEST(Measure, WithoutAGpuSaysSoInOneLineAndFails) {

@@ -342,5 +342,16 @@ TEST(Outputs, ValidateRefusesJsonOverItsTable) {
   EXPECT_EQ(read(table), "name\n");
 }
 
+// A trainsim process does not load cuBLASLt unless it measures (`calibrate --measure`
+// opens it then): the library took a third of a second to load, which every `trainsim run`
+// paid. These tests link everything the command does and never measure.
+TEST(Startup, CuBlasLtIsNotLoaded) {
+  std::ifstream maps("/proc/self/maps");
+  ASSERT_TRUE(maps.good());
+  std::stringstream text;
+  text << maps.rdbuf();
+  EXPECT_EQ(text.str().find("libcublasLt"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace trainsim::cli
