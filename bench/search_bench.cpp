@@ -24,40 +24,59 @@ namespace {
 
 using namespace trainsim;
 
-void search_evaluation(benchmark::State& state) {
-  const auto loaded = scenarios::load_file(std::string(TRAINSIM_SOURCE_DIR) +
-                                           "/scenarios/examples/search/gpt3-175b-h100-4096.textproto");
-  const auto& scenario = std::get<scenarios::LoadedScenario>(loaded);
-  const hardware::Cluster cluster(scenario.cluster, scenario.gpu);
-  const hardware::CostModel cost(scenario.gpu);
-  const auto space = scenarios::enumerate_layouts(scenario.training, cluster.num_gpus());
+// The search space of the GPT-3 example and what its memory bounds keep, in enumeration
+// order, with the cluster and cost model every evaluation shares.
+struct Space {
+  scenarios::LoadedScenario scenario;
+  hardware::Cluster cluster;
+  hardware::CostModel cost;
+  std::size_t size = 0;
   std::vector<strategies::TrainingSpec> kept;
+};
+
+Space search_space() {
+  auto loaded = scenarios::load_file(std::string(TRAINSIM_SOURCE_DIR) +
+                                     "/scenarios/examples/search/gpt3-175b-h100-4096.textproto");
+  const auto& scenario = std::get<scenarios::LoadedScenario>(loaded);
+  Space s{scenario, hardware::Cluster(scenario.cluster, scenario.gpu), hardware::CostModel(scenario.gpu), 0, {}};
+  const auto space = scenarios::enumerate_layouts(scenario.training, s.cluster.num_gpus());
+  s.size = space.size();
   for (const auto& c : space) {
     strategies::TrainingSpec spec = scenarios::apply_layout(scenario.training, c);
     if (scenarios::memory_lower_bound(spec, scenario.gpu).bytes() <= scenario.gpu.hbm_capacity_bytes().value())
-      kept.push_back(std::move(spec));
+      s.kept.push_back(std::move(spec));
   }
+  return s;
+}
+
+// One evaluation as the search makes it; false when the strategies refuse the layout
+// (timed as the search pays for it).
+bool evaluate(const strategies::TrainingSpec& spec, const Space& s) {
+  try {
+    const strategies::Program program = strategies::build_program(spec);
+    const strategies::Lowered lowered = strategies::lower(program, s.cluster, s.cost, strategies::Fidelity::FAST);
+    sim::SimulateOptions options;
+    options.summary_only = true;
+    const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network, options);
+    const report::RunReport r = report::analyze(program, lowered, timeline, s.cluster, s.cost);
+    benchmark::DoNotOptimize(r.iteration_s);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void search_evaluation(benchmark::State& state) {
+  const Space s = search_space();
   constexpr std::size_t SAMPLE = 200;
   std::vector<strategies::TrainingSpec> sample;
-  for (std::size_t i = 0; i < kept.size(); i += std::max<std::size_t>(1, kept.size() / SAMPLE)) sample.push_back(kept[i]);
+  for (std::size_t i = 0; i < s.kept.size(); i += std::max<std::size_t>(1, s.kept.size() / SAMPLE))
+    sample.push_back(s.kept[i]);
   std::size_t next = 0, failed = 0;
-  for (auto _ : state) {
-    const strategies::TrainingSpec& spec = sample[next++ % sample.size()];
-    try {
-      const strategies::Program program = strategies::build_program(spec);
-      const strategies::Lowered lowered = strategies::lower(program, cluster, cost, strategies::Fidelity::FAST);
-      sim::SimulateOptions options;
-      options.summary_only = true;
-      const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network, options);
-      const report::RunReport r = report::analyze(program, lowered, timeline, cluster, cost);
-      benchmark::DoNotOptimize(r.iteration_s);
-    } catch (const std::exception&) {
-      ++failed;  // a layout the strategies refuse: timed as the search pays for it
-    }
-  }
+  for (auto _ : state) failed += evaluate(sample[next++ % sample.size()], s) ? 0 : 1;
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
-  state.counters["space"] = static_cast<double>(space.size());
-  state.counters["after_memory_bound"] = static_cast<double>(kept.size());
+  state.counters["space"] = static_cast<double>(s.size);
+  state.counters["after_memory_bound"] = static_cast<double>(s.kept.size());
   state.counters["sample"] = static_cast<double>(sample.size());
   state.counters["failed"] = static_cast<double>(failed);
 }
@@ -70,40 +89,18 @@ BENCHMARK(search_evaluation)->Unit(benchmark::kMillisecond)->MinTime(5.0);
 // all warm. Iterations fixed at the 15,892 candidates the bounds keep: one pass over all of them, no
 // repetition (the `wrapped` counter says if the space has grown since).
 void search_evaluation_first_visit(benchmark::State& state) {
-  const auto loaded = scenarios::load_file(std::string(TRAINSIM_SOURCE_DIR) +
-                                           "/scenarios/examples/search/gpt3-175b-h100-4096.textproto");
-  const auto& scenario = std::get<scenarios::LoadedScenario>(loaded);
-  const hardware::Cluster cluster(scenario.cluster, scenario.gpu);
-  const hardware::CostModel cost(scenario.gpu);
-  const auto space = scenarios::enumerate_layouts(scenario.training, cluster.num_gpus());
-  std::vector<strategies::TrainingSpec> kept;
-  for (const auto& c : space) {
-    strategies::TrainingSpec spec = scenarios::apply_layout(scenario.training, c);
-    if (scenarios::memory_lower_bound(spec, scenario.gpu).bytes() <= scenario.gpu.hbm_capacity_bytes().value())
-      kept.push_back(std::move(spec));
-  }
+  const Space s = search_space();
   std::size_t next = 0, failed = 0, wrapped = 0;
   for (auto _ : state) {
-    if (next == kept.size()) {
+    if (next == s.kept.size()) {
       next = 0;
       ++wrapped;  // counted: past this point candidates repeat
     }
-    const strategies::TrainingSpec& spec = kept[next++];
-    try {
-      const strategies::Program program = strategies::build_program(spec);
-      const strategies::Lowered lowered = strategies::lower(program, cluster, cost, strategies::Fidelity::FAST);
-      sim::SimulateOptions options;
-      options.summary_only = true;
-      const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network, options);
-      const report::RunReport r = report::analyze(program, lowered, timeline, cluster, cost);
-      benchmark::DoNotOptimize(r.iteration_s);
-    } catch (const std::exception&) {
-      ++failed;
-    }
+    failed += evaluate(s.kept[next++], s) ? 0 : 1;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
-  state.counters["after_memory_bound"] = static_cast<double>(kept.size());
-  state.counters["visited"] = static_cast<double>(std::min<std::size_t>(kept.size(), state.iterations()));
+  state.counters["after_memory_bound"] = static_cast<double>(s.kept.size());
+  state.counters["visited"] = static_cast<double>(std::min<std::size_t>(s.kept.size(), state.iterations()));
   state.counters["wrapped"] = static_cast<double>(wrapped);
   state.counters["failed"] = static_cast<double>(failed);
 }
