@@ -326,7 +326,7 @@ std::string overlap_tp_comm(Program& program, const PassArgs& /*args*/) {
     const std::uint8_t tp_stream = program.stream("tp-comm");
     const auto layers = static_cast<std::int32_t>(program.spec.model.layers);
     for (auto& role : program.roles) {
-      Splitter split{role, t, tp_stream, layers, {}};
+      Splitter split{role, t, tp_stream, layers, {}, {}};
       for (auto& chunk : role.chunks) {
         split.run(chunk.forward, false);
         split.run(chunk.backward, true);
