@@ -142,8 +142,9 @@ struct Splitter {
     comm.collective.occupies_sms = false;
     // A backward: the input gradient in chunks, then the weight gradient whole.
     const bool backward = gemm.cost == Cost::BACKWARD;
+    const Item part = chunk(gemm, k, backward ? Cost::BACKWARD_INPUT : gemm.cost);
     for (std::int64_t j = 0; j < k; ++j) {
-      Item x = chunk(gemm, k, backward ? Cost::BACKWARD_INPUT : gemm.cost);
+      Item x = part;
       x.alloc_bytes = j == 0 ? gemm.alloc_bytes : 0;
       x.free_bytes = j == k - 1 && !backward ? gemm.free_bytes : 0;
       if (j == 0) {
@@ -173,8 +174,9 @@ struct Splitter {
   // transfer.
   void pipeline(std::vector<Item>& out, Item scatter, const Item& gemm) {
     const Item comm = piece(std::move(scatter), PIPELINE_SPLITS);
+    const Item part = chunk(gemm, PIPELINE_SPLITS, gemm.cost);
     for (std::int64_t j = 0; j < PIPELINE_SPLITS; ++j) {
-      Item x = chunk(gemm, PIPELINE_SPLITS, gemm.cost);
+      Item x = part;
       x.alloc_bytes = j == 0 ? gemm.alloc_bytes : 0;
       x.free_bytes = j == PIPELINE_SPLITS - 1 ? gemm.free_bytes : 0;
       if (j > 0) x.deps = Dep::previous(2);
