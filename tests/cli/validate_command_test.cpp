@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -58,6 +59,78 @@ TEST(ValidateRow, RowTheScenarioRulesRefuseIsSkippedWithTheRule) {
   const RowOutcome o = validate_row(r, "t.csv", strategies::Fidelity::FAST);
   EXPECT_FALSE(o.ran);
   EXPECT_THAT(o.skip_reason, HasSubstr("column \"tp\" (parallel.tensor): "));
+}
+
+// ---- --unstated: the values an empty cell could hold ----
+
+TEST(ValidateRow, EmptyCellsAreTriedWithEveryValueTheLayoutAllows) {
+  // dp = 16 / (2 × 2) = 4 replicas of 16 / 4 = 4 sequences: micro-batches 2 and 4; two
+  // stages of 2 layers: 2 virtual stages.
+  const scenarios::RunRow row = small_row();
+  const std::vector<UnstatedAlternative> alts = unstated_alternatives(row, "t.csv", strategies::Fidelity::FAST);
+  ASSERT_EQ(alts.size(), 3u);
+  const std::pair<const char*, std::int64_t> expected[] = {{"micro_batch", 2}, {"micro_batch", 4}, {"vpp", 2}};
+  for (std::size_t i = 0; i < alts.size(); ++i) {
+    EXPECT_EQ(alts[i].column, expected[i].first);
+    EXPECT_EQ(alts[i].value, expected[i].second);
+    ASSERT_TRUE(alts[i].ran) << alts[i].skip_reason;
+    // The same prediction as the row with that cell written in.
+    scenarios::RunRow stated = row;
+    if (alts[i].column == "micro_batch") {
+      stated.micro_batch = alts[i].value;
+    } else {
+      stated.vpp = alts[i].value;
+    }
+    const RowOutcome o = validate_row(stated, "t.csv", strategies::Fidelity::FAST);
+    ASSERT_TRUE(o.ran) << o.skip_reason;
+    EXPECT_DOUBLE_EQ(alts[i].predicted_s, o.predicted_s);
+    EXPECT_DOUBLE_EQ(alts[i].error_pct, o.error_pct);
+  }
+  // Fewer micro-batches per replica, a different schedule: the predictions differ from the default's.
+  const RowOutcome by_default = validate_row(row, "t.csv", strategies::Fidelity::FAST);
+  EXPECT_NE(alts[0].predicted_s, by_default.predicted_s);
+  EXPECT_NE(alts[2].predicted_s, by_default.predicted_s);
+}
+
+TEST(ValidateRow, StatedCellsAndUnevenSplitsAreNotVaried) {
+  scenarios::RunRow row = small_row();
+  row.micro_batch = 1;
+  row.vpp = 1;
+  EXPECT_TRUE(unstated_alternatives(row, "t.csv", strategies::Fidelity::FAST).empty());
+  // An uneven split has no interleaving to try (its stages' layers differ).
+  row = small_row();
+  row.first_stage_layers = 1;
+  row.last_stage_layers = 3;
+  const auto alts = unstated_alternatives(row, "t.csv", strategies::Fidelity::FAST);
+  ASSERT_EQ(alts.size(), 2u);
+  for (const auto& a : alts) EXPECT_EQ(a.column, "micro_batch");
+  // A row that does not build has nothing to vary.
+  row = small_row();
+  row.tp = 3;
+  row.gpus = 24;
+  EXPECT_TRUE(unstated_alternatives(row, "t.csv", strategies::Fidelity::FAST).empty());
+}
+
+TEST(ValidateRow, MicroBatchesStopAtTheFirstThatDoesNotFit) {
+  // A replica batch of 1,024 sequences of 8,192 tokens on a 40 GB A100: micro-batches
+  // soon outgrow the memory, and the larger ones are not tried.
+  scenarios::RunRow row = small_row();
+  row.gpu = "a100-40gb";
+  row.seq = 8192;
+  row.global_batch = 4096;
+  const auto alts = unstated_alternatives(row, "t.csv", strategies::Fidelity::FAST);
+  std::vector<std::int64_t> micro;
+  for (const auto& a : alts)
+    if (a.column == "micro_batch") micro.push_back(a.value);
+  ASSERT_FALSE(micro.empty());
+  ASSERT_LT(micro.size(), 10u) << "every power of two up to 1,024 was tried";
+  const auto& last = *std::find_if(alts.rbegin(), alts.rend(), [](const auto& a) { return a.column == "micro_batch"; });
+  EXPECT_TRUE(last.out_of_memory);
+  for (const auto& a : alts) {
+    if (a.column == "micro_batch" && &a != &last) {
+      EXPECT_FALSE(a.out_of_memory) << a.value;
+    }
+  }
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -153,6 +226,43 @@ TEST(ValidateCommand, OutputIsDeterministicAndJsonCarriesTheSameFigures) {
   EXPECT_EQ(j.at("summary").at("rows_skipped"), 2);
   EXPECT_NEAR(j.at("summary").at("mape_pct").get<double>(), std::abs(run.at("error_pct").get<double>()), 1e-12);
   EXPECT_EQ(j.at("summary").at("worst").at("name"), "small-a100");
+  std::filesystem::remove(o.table_path);
+  std::filesystem::remove(o.json_path);
+}
+
+TEST(ValidateCommand, UnstatedListsTheAlternativesUnderTheRowAndKeepsTheMape) {
+  ValidateOptions o;
+  o.table_path = write_temp("trainsim_validate_alternatives.csv", inline_table());
+  o.json_path = (std::filesystem::temp_directory_path() / "trainsim_validate_alternatives.json").string();
+  const Outcome plain = run_validate(o);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_THAT(plain.out, testing::Not(HasSubstr("unstated")));
+  std::ifstream f(o.json_path);
+  const auto plain_json = nlohmann::json::parse(f);
+  EXPECT_FALSE(plain_json.at("rows").at(0).contains("unstated"));
+
+  o.unstated = true;
+  const Outcome with = run_validate(o);
+  ASSERT_EQ(with.code, 0) << with.err;
+  // Under the row's defaults, a line per empty cell varied.
+  EXPECT_THAT(with.out, testing::ContainsRegex("overlap=none\n    unstated micro_batch: 2 → [0-9]+\\.[0-9]{4} s "
+                                               "\\([-+][0-9.]+%\\), 4 → [0-9]+\\.[0-9]{4} s \\([-+][0-9.]+%\\)\n"
+                                               "    unstated vpp: 2 → [0-9]+\\.[0-9]{4} s \\([-+][0-9.]+%\\)\nsmall-v100"));
+  // The summary still judges the documented defaults.
+  const auto summary = [](const std::string& out) { return out.substr(out.find("rows run:")); };
+  EXPECT_EQ(summary(with.out), summary(plain.out));
+  std::ifstream g(o.json_path);
+  const auto j = nlohmann::json::parse(g);
+  const auto& alts = j.at("rows").at(0).at("unstated");
+  ASSERT_EQ(alts.size(), 3u);
+  EXPECT_EQ(alts.at(0).at("column"), "micro_batch");
+  EXPECT_EQ(alts.at(0).at("value"), 2);
+  EXPECT_EQ(alts.at(0).at("status"), "run");
+  EXPECT_GT(alts.at(0).at("predicted_s").get<double>(), 0);
+  EXPECT_EQ(alts.at(2).at("column"), "vpp");
+  EXPECT_EQ(j.at("summary"), plain_json.at("summary"));
+  // Skipped rows are not varied.
+  EXPECT_FALSE(j.at("rows").at(1).contains("unstated"));
   std::filesystem::remove(o.table_path);
   std::filesystem::remove(o.json_path);
 }
