@@ -40,10 +40,11 @@ class Blockers {
   }
 
   // Charges the gap [from, to) on `device` to the communication that caused it, walking
-  // back from `first` (what the task after the gap waited for). Returns the seconds charged.
+  // back from `first` (what the task after the gap waited for). Returns the time charged, in
+  // whole picoseconds like the gap, so that a gap fully explained leaves exactly no idle time.
   template <typename Charge>
-  double explain_gap(TaskId first, std::uint32_t device, Time from, Time to, Charge&& charge) const {
-    double exposed = 0;
+  Time explain_gap(TaskId first, std::uint32_t device, Time from, Time to, Charge&& charge) const {
+    Time exposed = Time::zero();
     Time until = to;
     for (TaskId b = first; b != NONE && until > from && tl_.end[b] > from; b = blocker(b)) {
       // Another device's work (its own collectives included) is idle from here; a transfer
@@ -54,7 +55,7 @@ class Blockers {
         const Time hi = std::min(tl_.end[b], until);
         if (hi > lo) {
           charge(plan_.category[b], (hi - lo).seconds());
-          exposed += (hi - lo).seconds();
+          exposed += hi - lo;
         }
       }
       until = std::min(until, tl_.start[b]);
@@ -89,8 +90,8 @@ StreamAttribution attribute_stream(const Plan& plan, const Timeline& tl, std::ui
     if (plan.device[t] != device || plan.stream[t] != stream) continue;
     const Time start = tl.start[t];
     if (start > prev_end) {
-      const double exposed = why.explain_gap(why.blocker(t), device, prev_end, start, charge);
-      a.idle_s += (start - prev_end).seconds() - exposed;
+      const Time exposed = why.explain_gap(why.blocker(t), device, prev_end, start, charge);
+      a.idle_s += (start - prev_end - exposed).seconds();
     }
     if (const std::uint32_t p = folded.parts_of_task.empty() ? NONE : folded.parts_of_task[t]; p != NONE) {
       // A folded task: its categories in proportion (contention stretches them alike).
@@ -110,8 +111,8 @@ StreamAttribution attribute_stream(const Plan& plan, const Timeline& tl, std::ui
     TaskId last = NONE;
     for (TaskId t = 0; t < plan.size(); ++t)
       if (plan.device[t] == device && (last == NONE || tl.end[t] > tl.end[last])) last = t;
-    const double exposed = last == NONE ? 0 : why.explain_gap(last, device, prev_end, tl.makespan, charge);
-    a.idle_s += (tl.makespan - prev_end).seconds() - exposed;
+    const Time exposed = last == NONE ? Time::zero() : why.explain_gap(last, device, prev_end, tl.makespan, charge);
+    a.idle_s += (tl.makespan - prev_end - exposed).seconds();
   }
   return a;
 }

@@ -54,6 +54,27 @@ TEST(Attribution, GapBehindSameDeviceCommIsThatCommsCategory) {
   EXPECT_DOUBLE_EQ(a.idle_s, 0.0);
 }
 
+// A gap explained by two transfers of 3 ps and 7 ps leaves exactly no idle time: the gap and
+// what explains it are both counted in whole picoseconds (in seconds, 3e-12 + 7e-12 is not
+// 10e-12, and such a gap came out as −1.6e-27 s of idle time; reports showed −8e-17 s).
+TEST(Attribution, FullyExplainedGapIsExactlyNoIdle) {
+  PlanBuilder b = builder(1);
+  const TaskId w0 = b.add_compute(on(0, MAIN, WORK), ps(10));
+  const TaskId c0 = b.add_comm_task(on(0, SIDE, COMM_A), b.add_comm(fixed_comm(ps(3), 1)));
+  const TaskId c1 = b.add_comm_task(on(0, SIDE, COMM_B), b.add_comm(fixed_comm(ps(7), 1)));
+  const TaskId w1 = b.add_compute(on(0, MAIN, WORK), ps(5));
+  b.add_edge(w0, c0);
+  b.add_edge(c0, c1);
+  b.add_edge(c1, w1);
+  const Plan plan = std::move(b).finish();
+  const Timeline tl = simulate(plan, NetworkSpec{});
+  ASSERT_EQ(tl.makespan, ps(25));
+  const StreamAttribution a = attribute_stream(plan, tl, 0, MAIN);
+  EXPECT_EQ(a.idle_s, 0.0);
+  EXPECT_DOUBLE_EQ(a.by_category_s[COMM_A], s(3));
+  EXPECT_DOUBLE_EQ(a.by_category_s[COMM_B], s(7));
+}
+
 // Device 1 works [0,50) before it joins a transfer to device 0 that lasts 20 ps; device 0
 // works [0,10), then waits for the transfer, then works [70,75). Of its gap [10,70), the
 // transfer's 20 ps are exposed communication; the 40 ps before the rendezvous wait on
