@@ -77,10 +77,10 @@ std::vector<UnstatedAlternative> unstated_alternatives(const scenarios::RunRow& 
   const auto* scenario = std::get_if<scenarios::LoadedScenario>(&loaded.scenario);
   if (scenario == nullptr) return out;  // the row itself does not build: nothing to vary
   const strategies::TrainingSpec& spec = scenario->training;
-  auto attempt = [&](const char* column, std::int64_t value, scenarios::RunRow changed) {
+  auto attempt = [&](const char* column, std::string value, scenarios::RunRow changed) {
     UnstatedAlternative a;
     a.column = column;
-    a.value = value;
+    a.value = std::move(value);
     const RowOutcome o = validate_row(changed, file, fidelity, max_memory_bytes);
     a.ran = o.ran;
     a.predicted_s = o.predicted_s;
@@ -95,7 +95,7 @@ std::vector<UnstatedAlternative> unstated_alternatives(const scenarios::RunRow& 
       if (replica_batch % m != 0) continue;
       scenarios::RunRow changed = row;
       changed.micro_batch = m;
-      attempt("micro_batch", m, std::move(changed));
+      attempt("micro_batch", std::to_string(m), std::move(changed));
       // A larger micro-batch only holds more activations: past the first that does not fit,
       // none would.
       if (out.back().out_of_memory) break;
@@ -108,8 +108,21 @@ std::vector<UnstatedAlternative> unstated_alternatives(const scenarios::RunRow& 
       if (stage_layers % v != 0) continue;
       scenarios::RunRow changed = row;
       changed.vpp = v;
-      attempt("vpp", v, std::move(changed));
+      attempt("vpp", std::to_string(v), std::move(changed));
     }
+  }
+  if (!row.recompute) {
+    for (const auto& [name, policy] : {std::pair{"selective", strategies::Recompute::SELECTIVE},
+                                       std::pair{"full", strategies::Recompute::FULL}}) {
+      scenarios::RunRow changed = row;
+      changed.recompute = policy;
+      attempt("recompute", name, std::move(changed));
+    }
+  }
+  if (!row.sequence_parallel && spec.layout.tensor > 1 && !spec.layout.sequence_parallel) {
+    scenarios::RunRow changed = row;
+    changed.sequence_parallel = true;
+    attempt("sequence_parallel", "1", std::move(changed));
   }
   return out;
 }
@@ -144,7 +157,7 @@ namespace {
 // column varied; values the rules refuse are counted, their reasons are in the JSON.
 std::string unstated_text(const RowOutcome& row) {
   std::string o;
-  for (const char* column : {"micro_batch", "vpp"}) {
+  for (const char* column : {"micro_batch", "vpp", "recompute", "sequence_parallel"}) {
     std::vector<std::string> ran;
     std::size_t refused = 0;
     for (const UnstatedAlternative& a : row.unstated) {

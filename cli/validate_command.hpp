@@ -20,15 +20,15 @@ struct ValidateOptions {
   std::string json_path;  // empty: no JSON file
   strategies::Fidelity fidelity = strategies::Fidelity::FAST;
   double max_memory_bytes = 0;  // --max-memory, per row; 0: default_memory_budget()
-  bool unstated = false;         // --unstated: each row also with the values its empty cells could hold
+  bool unstated = false;         // --unstated: each row also with other values its empty cells could hold
 };
 
 // A value an empty cell of a row could have held instead of its documented default, and
 // what the row predicts with it. The table's MAPE never uses it: it shows how much of a
 // row's error an unstated setting can account for, not which value the run used.
 struct UnstatedAlternative {
-  std::string column;  // "micro_batch" or "vpp"
-  std::int64_t value = 0;
+  std::string column;  // "micro_batch", "vpp", "recompute" or "sequence_parallel"
+  std::string value;   // as the cell would hold it: "2", "selective"
   bool ran = false;
   double predicted_s = 0, error_pct = 0;  // when ran
   bool out_of_memory = false;
@@ -66,11 +66,12 @@ struct ValidationResult {
 // skipped with the estimate and what to change.
 RowOutcome validate_row(const scenarios::RunRow& row, const std::string& file, strategies::Fidelity fidelity,
                         double max_memory_bytes = 0);
-// The row again with each other value its empty micro_batch and vpp cells could hold, one
-// cell at a time: micro-batches of 2, 4, 8 … sequences that divide a replica's share of
-// the global batch, up to the first that runs out of memory; with a pipeline and an even
-// split, every virtual-stage count above 1 that divides each stage's layers. Values the
-// scenario rules refuse come back skipped.
+// The row again with each other value its empty micro_batch, vpp, recompute and
+// sequence_parallel cells could hold, one cell at a time: micro-batches of 2, 4, 8 …
+// sequences that divide a replica's share of the global batch, up to the first that runs
+// out of memory; with a pipeline and an even split, every virtual-stage count above 1 that
+// divides each stage's layers; selective and full recompute; sequence parallelism where the
+// default left it off and tp > 1. Values the scenario rules refuse come back skipped.
 std::vector<UnstatedAlternative> unstated_alternatives(const scenarios::RunRow& row, const std::string& file,
                                                        strategies::Fidelity fidelity, double max_memory_bytes = 0);
 ValidationResult validate_table(const scenarios::RunsTable& table, strategies::Fidelity fidelity,

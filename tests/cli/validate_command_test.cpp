@@ -65,45 +65,60 @@ TEST(ValidateRow, RowTheScenarioRulesRefuseIsSkippedWithTheRule) {
 
 TEST(ValidateRow, EmptyCellsAreTriedWithEveryValueTheLayoutAllows) {
   // dp = 16 / (2 × 2) = 4 replicas of 16 / 4 = 4 sequences: micro-batches 2 and 4; two
-  // stages of 2 layers: 2 virtual stages.
+  // stages of 2 layers: 2 virtual stages; recompute selective and full; tp 2 without
+  // sequence parallelism: with it.
   const scenarios::RunRow row = small_row();
   const std::vector<UnstatedAlternative> alts = unstated_alternatives(row, "t.csv", strategies::Fidelity::FAST);
-  ASSERT_EQ(alts.size(), 3u);
-  const std::pair<const char*, std::int64_t> expected[] = {{"micro_batch", 2}, {"micro_batch", 4}, {"vpp", 2}};
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"micro_batch", "2"}, {"micro_batch", "4"}, {"vpp", "2"},
+      {"recompute", "selective"}, {"recompute", "full"}, {"sequence_parallel", "1"}};
+  ASSERT_EQ(alts.size(), expected.size());
+  const RowOutcome by_default = validate_row(row, "t.csv", strategies::Fidelity::FAST);
   for (std::size_t i = 0; i < alts.size(); ++i) {
     EXPECT_EQ(alts[i].column, expected[i].first);
     EXPECT_EQ(alts[i].value, expected[i].second);
     ASSERT_TRUE(alts[i].ran) << alts[i].skip_reason;
-    // The same prediction as the row with that cell written in.
+    // The same prediction as the row with that cell written in, and not the default's.
     scenarios::RunRow stated = row;
     if (alts[i].column == "micro_batch") {
-      stated.micro_batch = alts[i].value;
+      stated.micro_batch = std::stoll(alts[i].value);
+    } else if (alts[i].column == "vpp") {
+      stated.vpp = std::stoll(alts[i].value);
+    } else if (alts[i].column == "recompute") {
+      stated.recompute = alts[i].value == "full" ? strategies::Recompute::FULL : strategies::Recompute::SELECTIVE;
     } else {
-      stated.vpp = alts[i].value;
+      stated.sequence_parallel = true;
     }
     const RowOutcome o = validate_row(stated, "t.csv", strategies::Fidelity::FAST);
     ASSERT_TRUE(o.ran) << o.skip_reason;
-    EXPECT_DOUBLE_EQ(alts[i].predicted_s, o.predicted_s);
+    EXPECT_DOUBLE_EQ(alts[i].predicted_s, o.predicted_s) << alts[i].column << "=" << alts[i].value;
     EXPECT_DOUBLE_EQ(alts[i].error_pct, o.error_pct);
+    EXPECT_NE(alts[i].predicted_s, by_default.predicted_s) << alts[i].column << "=" << alts[i].value;
   }
-  // Fewer micro-batches per replica, a different schedule: the predictions differ from the default's.
-  const RowOutcome by_default = validate_row(row, "t.csv", strategies::Fidelity::FAST);
-  EXPECT_NE(alts[0].predicted_s, by_default.predicted_s);
-  EXPECT_NE(alts[2].predicted_s, by_default.predicted_s);
 }
 
 TEST(ValidateRow, StatedCellsAndUnevenSplitsAreNotVaried) {
   scenarios::RunRow row = small_row();
   row.micro_batch = 1;
   row.vpp = 1;
+  row.recompute = strategies::Recompute::NONE;
+  row.sequence_parallel = false;
   EXPECT_TRUE(unstated_alternatives(row, "t.csv", strategies::Fidelity::FAST).empty());
   // An uneven split has no interleaving to try (its stages' layers differ).
   row = small_row();
   row.first_stage_layers = 1;
   row.last_stage_layers = 3;
+  row.recompute = strategies::Recompute::NONE;
+  row.sequence_parallel = false;
   const auto alts = unstated_alternatives(row, "t.csv", strategies::Fidelity::FAST);
   ASSERT_EQ(alts.size(), 2u);
   for (const auto& a : alts) EXPECT_EQ(a.column, "micro_batch");
+  // Sequence parallelism that an overlap already forces on is not offered again.
+  row = small_row();
+  row.overlap = scenarios::Overlap{};
+  row.overlap->tp_comm = true;
+  for (const auto& a : unstated_alternatives(row, "t.csv", strategies::Fidelity::FAST))
+    EXPECT_NE(a.column, "sequence_parallel");
   // A row that does not build has nothing to vary.
   row = small_row();
   row.tp = 3;
@@ -119,7 +134,7 @@ TEST(ValidateRow, MicroBatchesStopAtTheFirstThatDoesNotFit) {
   row.seq = 8192;
   row.global_batch = 4096;
   const auto alts = unstated_alternatives(row, "t.csv", strategies::Fidelity::FAST);
-  std::vector<std::int64_t> micro;
+  std::vector<std::string> micro;
   for (const auto& a : alts)
     if (a.column == "micro_batch") micro.push_back(a.value);
   ASSERT_FALSE(micro.empty());
@@ -244,19 +259,23 @@ TEST(ValidateCommand, UnstatedListsTheAlternativesUnderTheRowAndKeepsTheMape) {
   o.unstated = true;
   const Outcome with = run_validate(o);
   ASSERT_EQ(with.code, 0) << with.err;
-  // Under the row's defaults, a line per empty cell varied.
+  // Under the row's defaults, a line per empty cell varied (its recompute cell is not empty).
   EXPECT_THAT(with.out, testing::ContainsRegex("overlap=none\n    unstated micro_batch: 2 → [0-9]+\\.[0-9]{4} s "
                                                "\\([-+][0-9.]+%\\), 4 → [0-9]+\\.[0-9]{4} s \\([-+][0-9.]+%\\)\n"
-                                               "    unstated vpp: 2 → [0-9]+\\.[0-9]{4} s \\([-+][0-9.]+%\\)\nsmall-v100"));
+                                               "    unstated vpp: 2 → [0-9]+\\.[0-9]{4} s \\([-+][0-9.]+%\\)\n"
+                                               "    unstated sequence_parallel: 1 → [0-9]+\\.[0-9]{4} s \\([-+][0-9.]+%\\)\n"
+                                               "small-v100"));
   // The summary still judges the documented defaults.
   const auto summary = [](const std::string& out) { return out.substr(out.find("rows run:")); };
   EXPECT_EQ(summary(with.out), summary(plain.out));
   std::ifstream g(o.json_path);
   const auto j = nlohmann::json::parse(g);
   const auto& alts = j.at("rows").at(0).at("unstated");
-  ASSERT_EQ(alts.size(), 3u);
+  // The row states its recompute (full): micro-batches 2 and 4, 2 virtual stages and
+  // sequence parallelism are varied.
+  ASSERT_EQ(alts.size(), 4u);
   EXPECT_EQ(alts.at(0).at("column"), "micro_batch");
-  EXPECT_EQ(alts.at(0).at("value"), 2);
+  EXPECT_EQ(alts.at(0).at("value"), "2");
   EXPECT_EQ(alts.at(0).at("status"), "run");
   EXPECT_GT(alts.at(0).at("predicted_s").get<double>(), 0);
   EXPECT_EQ(alts.at(2).at("column"), "vpp");
