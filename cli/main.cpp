@@ -63,8 +63,9 @@ int run_main(int argc, char** argv) {
   validate_cmd->add_option("--max-memory", validate_memory, cli::memory_budget_help() + " (per row)")
       ->check(bytes_validator());
   validate_cmd->add_flag("--unstated", validate.unstated,
-                         "also predict each row with the other values its empty micro_batch and vpp cells could "
-                         "hold (listed under the row; the MAPE keeps the documented defaults)");
+                         "also predict each row with the other values its empty micro_batch, vpp, recompute and "
+                         "sequence_parallel cells could hold (listed under the row; the MAPE keeps the documented "
+                         "defaults)");
   validate_cmd->footer(scenarios::row_defaults_help());
 
   cli::SweepOptions sweep;
