@@ -428,9 +428,65 @@ void rebuild_role(Role& role, const Program& program) {
   role.tail.push_back(std::move(it));
 }
 
+namespace {
+
+// Whether `role` holds, chunk by chunk, as many consecutive transformer layers as the middle
+// stage `built` and neither the embedding nor the head: then rebuild_role would give it
+// `built`'s templates with each chunk's items naming its own layers.
+bool same_middle_stage(const Role& built, const Role& role) {
+  if (built.chunks.size() != role.chunks.size()) return false;
+  const auto consecutive = [](const Chunk& c) {
+    for (std::size_t i = 1; i < c.layers.size(); ++i)
+      if (c.layers[i] != c.layers[0] + static_cast<std::int32_t>(i)) return false;
+    return !c.has_embedding && !c.has_head;
+  };
+  for (std::size_t c = 0; c < role.chunks.size(); ++c) {
+    const Chunk& a = built.chunks[c];
+    const Chunk& b = role.chunks[c];
+    if (a.layers.size() != b.layers.size() || a.layers.empty() || !consecutive(a) || !consecutive(b)) return false;
+  }
+  return true;
+}
+
+// `role` as rebuild_role would make it, from a middle stage built alike (same_middle_stage):
+// its items name the same layer's position in this role's chunk; the tail (gradient norm,
+// optimizer) names the head's group in every role and is copied as it is.
+void copy_middle_stage(const Role& built, Role& role) {
+  role.segments = built.segments;
+  role.prologue.clear();
+  role.floating.clear();
+  role.tail = built.tail;
+  role.transfers.clear();
+  role.steps.clear();
+  role.params = built.params;
+  std::copy(std::begin(built.static_bytes), std::end(built.static_bytes), std::begin(role.static_bytes));
+  for (std::size_t c = 0; c < role.chunks.size(); ++c) {
+    const Chunk& from = built.chunks[c];
+    Chunk& to = role.chunks[c];
+    const std::int32_t shift = to.layers[0] - from.layers[0];
+    to.forward = from.forward;
+    to.backward = from.backward;
+    for (auto* items : {&to.forward, &to.backward})
+      for (Item& it : *items) it.layer += shift;
+  }
+}
+
+}  // namespace
+
+// The middle stages of a pipeline differ only in the layers they hold: one is built and the
+// others copy it (a pipeline of 32 stages has 30 of them, and building is a tenth of a
+// search's evaluation).
 void refresh_templates(Program& program) {
   if (!program.templates_stale) return;
-  for (auto& role : program.roles) rebuild_role(role, program);
+  const Role* middle = nullptr;
+  for (auto& role : program.roles) {
+    if (middle != nullptr && same_middle_stage(*middle, role)) {
+      copy_middle_stage(*middle, role);
+      continue;
+    }
+    rebuild_role(role, program);
+    if (middle == nullptr && !role.has_embedding() && !role.has_head()) middle = &role;
+  }
   program.templates_stale = false;
 }
 

@@ -176,5 +176,101 @@ TEST(DeferredRebuild, GivesTheProgramThatRebuildingAfterEveryPassGives) {
   }
 }
 
+
+// Every field of two items, dependencies included.
+void expect_same_item(const Item& p, const Item& q, const std::string& what) {
+  EXPECT_EQ(p.kind, q.kind) << what;
+  EXPECT_EQ(p.cost, q.cost) << what;
+  EXPECT_EQ(p.category, q.category) << what;
+  EXPECT_EQ(p.stream, q.stream) << what;
+  EXPECT_EQ(p.segment, q.segment) << what;
+  EXPECT_EQ(p.mem_class, q.mem_class) << what;
+  EXPECT_EQ(p.host_memory, q.host_memory) << what;
+  EXPECT_EQ(p.layer, q.layer) << what;
+  EXPECT_EQ(p.fraction, q.fraction) << what;
+  EXPECT_EQ(p.collective.dim, q.collective.dim) << what;
+  EXPECT_EQ(p.collective.op, q.collective.op) << what;
+  EXPECT_EQ(p.collective.bytes, q.collective.bytes) << what;
+  EXPECT_EQ(p.collective.latency_scale, q.collective.latency_scale) << what;
+  EXPECT_EQ(p.collective.occupies_sms, q.collective.occupies_sms) << what;
+  EXPECT_EQ(p.copy.way, q.copy.way) << what;
+  EXPECT_EQ(p.copy.bytes, q.copy.bytes) << what;
+  EXPECT_EQ(p.alloc_bytes, q.alloc_bytes) << what;
+  EXPECT_EQ(p.free_bytes, q.free_bytes) << what;
+  EXPECT_EQ(p.label, q.label) << what;
+  ASSERT_EQ(p.deps.size(), q.deps.size()) << what;
+  for (std::size_t d = 0; d < p.deps.size(); ++d) {
+    const Dep& a = p.deps.begin()[d];
+    const Dep& b = q.deps.begin()[d];
+    EXPECT_EQ(a.target, b.target) << what;
+    EXPECT_EQ(a.on, b.on) << what;
+    EXPECT_EQ(a.micro_batch, b.micro_batch) << what;
+    EXPECT_EQ(a.direction, b.direction) << what;
+    EXPECT_EQ(a.offset, b.offset) << what;
+    EXPECT_EQ(a.layer_offset, b.layer_offset) << what;
+    EXPECT_EQ(a.micro_batch_offset, b.micro_batch_offset) << what;
+    EXPECT_EQ(a.label, b.label) << what;
+  }
+}
+
+// refresh_templates builds one middle stage of a pipeline and copies it to the others
+// (program.cpp: copy_middle_stage): each role must be what rebuild_role makes of it, its
+// items naming its own layers — with interleaved chunks, an uneven split and tensor-parallel
+// collectives in the templates.
+TEST(MiddleStages, CopiedAsRebuildingThemGives) {
+  std::vector<TrainingSpec> specs;
+  specs.push_back(testing::gpt_spec(1, 8, 1, 8));
+  {
+    auto s = testing::gpt_spec(2, 4, 1, 8);
+    s.layout.sequence_parallel = true;
+    s.layout.virtual_stages = 2;
+    s.pipeline_schedule = "interleaved-1f1b";
+    specs.push_back(s);
+  }
+  {
+    auto s = testing::gpt_spec(2, 4, 1, 8);
+    s.layout.first_stage_layers = 4;
+    s.layout.last_stage_layers = 4;
+    specs.push_back(s);
+  }
+  for (const TrainingSpec& spec : specs) {
+    Program program = initial_program(spec, false);
+    for (const PassInvocation& pass : pipeline_for(spec)) {
+      const auto resolved = resolve(pass);
+      const ResolvedPass& r = std::get<ResolvedPass>(resolved);
+      // The passes that decide what each role holds (data parallelism adds to the tail).
+      if (pass.name == "tensor" || pass.name == "pipeline") ASSERT_EQ(r.info->run(program, r.args), "") << pass.name;
+    }
+    refresh_templates(program);
+    ASSERT_GE(program.roles.size(), 4u);
+    std::size_t middle = 0;
+    for (const Role& role : program.roles) {
+      const std::string what = "spec " + std::to_string(&spec - specs.data()) + " stage " + std::to_string(role.stage);
+      if (!role.has_embedding() && !role.has_head()) ++middle;
+      Role fresh = role;
+      rebuild_role(fresh, program);
+      EXPECT_EQ(role.params, fresh.params) << what;
+      for (int c = 0; c < static_cast<int>(MemClass::COUNT); ++c) EXPECT_EQ(role.static_bytes[c], fresh.static_bytes[c]) << what;
+      ASSERT_EQ(role.segments.size(), fresh.segments.size()) << what;
+      for (std::size_t g = 0; g < role.segments.size(); ++g) {
+        EXPECT_EQ(role.segments[g].name, fresh.segments[g].name) << what;
+        EXPECT_EQ(role.segments[g].of_layer, fresh.segments[g].of_layer) << what;
+        EXPECT_EQ(role.segments[g].ops.size(), fresh.segments[g].ops.size()) << what;
+      }
+      ASSERT_EQ(role.tail.size(), fresh.tail.size()) << what;
+      for (std::size_t i = 0; i < role.tail.size(); ++i) expect_same_item(role.tail[i], fresh.tail[i], what + " tail " + std::to_string(i));
+      ASSERT_EQ(role.chunks.size(), fresh.chunks.size()) << what;
+      for (std::size_t c = 0; c < role.chunks.size(); ++c)
+        for (auto [u, v] : {std::pair(&role.chunks[c].forward, &fresh.chunks[c].forward),
+                            std::pair(&role.chunks[c].backward, &fresh.chunks[c].backward)}) {
+          ASSERT_EQ(u->size(), v->size()) << what;
+          for (std::size_t i = 0; i < u->size(); ++i)
+            expect_same_item((*u)[i], (*v)[i], what + " chunk " + std::to_string(c) + " item " + std::to_string(i));
+        }
+    }
+    EXPECT_GE(middle, 2u) << "spec " << &spec - specs.data();  // one built, at least one copied
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::strategies
