@@ -51,8 +51,7 @@ std::string pipeline_parallel(Program& program, const PassArgs& args) {
   program.roles = std::move(roles);
   program.applied.pipeline = p;
   program.applied.virtual_stages = v;
-  program.templates_stale = true;
-  refresh_templates(program);
+  program.templates_stale = true;  // built when a pass reads them (refresh_templates)
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <compare>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <vector>
@@ -488,6 +489,55 @@ void refresh_templates(Program& program) {
     if (middle == nullptr && !role.has_embedding() && !role.has_head()) middle = &role;
   }
   program.templates_stale = false;
+}
+
+void elide_middle_stages(Program& program) {
+  auto& roles = program.roles;
+  if (!program.elided_stages.empty() || roles.size() < 4 || is_scheduled(program)) return;
+  for (std::size_t r = 1; r + 1 < roles.size(); ++r)
+    if (!same_middle_stage(roles[1], roles[r])) return;
+  for (auto r = roles.begin() + 2; r + 1 != roles.end(); ++r) {
+    Role shape;
+    shape.stage = r->stage;
+    shape.chunks.resize(r->chunks.size());
+    for (std::size_t c = 0; c < r->chunks.size(); ++c) shape.chunks[c].layers = std::move(r->chunks[c].layers);
+    program.elided_stages.push_back(std::move(shape));
+  }
+  roles.erase(roles.begin() + 2, roles.end() - 1);
+}
+
+void restore_middle_stages(Program& program) {
+  if (program.elided_stages.empty()) return;
+  refresh_templates(program);
+  const Role& built = program.roles[1];
+  const auto num_layers = static_cast<std::int32_t>(program.spec.model.layers);
+  // Stage 1's layer → the restored stage's, by layer + 1 (the embedding's −1 and the head's
+  // num_layers map to themselves: the tail names the head's group in every role).
+  std::vector<std::int32_t> to(static_cast<std::size_t>(num_layers) + 2);
+  std::vector<Role> restored;
+  restored.reserve(program.elided_stages.size());
+  for (Role& shape : program.elided_stages) {
+    std::iota(to.begin(), to.end(), -1);
+    for (std::size_t c = 0; c < built.chunks.size(); ++c)
+      for (std::size_t i = 0; i < built.chunks[c].layers.size(); ++i)
+        to[static_cast<std::size_t>(built.chunks[c].layers[i] + 1)] = shape.chunks[c].layers[i];
+    auto rename = [&](std::vector<Item>& items) {
+      for (Item& it : items)
+        if (it.layer >= -1 && it.layer <= num_layers) it.layer = to[static_cast<std::size_t>(it.layer + 1)];
+    };
+    Role role = built;
+    role.stage = shape.stage;
+    for (std::size_t c = 0; c < role.chunks.size(); ++c) {
+      role.chunks[c].layers = std::move(shape.chunks[c].layers);
+      rename(role.chunks[c].forward);
+      rename(role.chunks[c].backward);
+    }
+    for (auto* list : {&role.prologue, &role.floating, &role.tail, &role.transfers}) rename(*list);
+    restored.push_back(std::move(role));
+  }
+  program.roles.insert(program.roles.begin() + 2, std::make_move_iterator(restored.begin()),
+                       std::make_move_iterator(restored.end()));
+  program.elided_stages.clear();
 }
 
 Program initial_program(const TrainingSpec& spec, bool build_templates) {

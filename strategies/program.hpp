@@ -290,6 +290,10 @@ struct Program {
   // rebuilding to refresh_templates, which build_program calls before any pass that reads
   // them (a pass pipeline's layout passes would otherwise rebuild the whole model in turn).
   bool templates_stale = false;
+  // A pipeline's middle stages 2 … p − 2 while the passes before the schedule run, when each
+  // holds what stage 1 holds but for its layers (elide_middle_stages): each keeps only its
+  // stage and its chunks' layers, and roles holds stages 0, 1 and p − 1.
+  std::vector<Role> elided_stages;
 
   // The stream named `name`, declared on first use.
   std::uint8_t stream(const std::string& name);
@@ -331,6 +335,15 @@ models::ShardSpec layer_shard(const TrainingSpec& spec, std::int64_t tensor, boo
 void rebuild_role(Role& role, const Program& program);
 // Rebuilds every role when templates_stale is set, and clears it.
 void refresh_templates(Program& program);
+
+// The passes before the schedule treat a role by what it holds, never by its stage, so the
+// middle stages of a pipeline — each holding, chunk by chunk, as many consecutive layers as
+// stage 1 and neither the embedding nor the head — need only stage 1 built and transformed:
+// elide_middle_stages takes stages 2 … p − 2 out of the program (a no-op when they differ,
+// or once scheduled), restore_middle_stages puts them back as copies of stage 1 whose items
+// name their own layers. A schedule pass needs them all (build_program restores first).
+void elide_middle_stages(Program& program);
+void restore_middle_stages(Program& program);
 
 // What a compute item's segment is called in traces: "layer12.fwd0", "embedding.bwd1",
 // "optimizer".

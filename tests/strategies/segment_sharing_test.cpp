@@ -272,5 +272,82 @@ TEST(MiddleStages, CopiedAsRebuildingThemGives) {
   }
 }
 
+// build_program builds and transforms one middle stage of a pipeline for all of them until
+// the schedule (elide_middle_stages); a pass hook turns that off, so a program built with a
+// hook that does nothing has every stage built and transformed on its own. Both must be the
+// same program, steps and their dependencies included.
+TEST(MiddleStages, ElidedUntilTheScheduleGiveTheProgramThatBuildingEveryStageGives) {
+  std::vector<TrainingSpec> specs;
+  {
+    auto s = testing::gpt_spec(2, 8, 2, 16);
+    s.layout.sequence_parallel = true;
+    s.recompute = Recompute::FULL;
+    s.zero_stage = 1;
+    s.overlap_tp_comm = s.overlap_grad_reduce = s.overlap_param_gather = true;
+    specs.push_back(s);
+  }
+  {
+    auto s = testing::gpt_spec(2, 4, 2, 8);
+    s.layout.virtual_stages = 3;
+    s.pipeline_schedule = "interleaved-1f1b";
+    s.recompute = Recompute::SELECTIVE;
+    s.overlap_grad_reduce = true;
+    specs.push_back(s);
+  }
+  {
+    auto s = testing::gpt_spec(1, 4, 1, 8);
+    s.layout.first_stage_layers = 3;
+    s.layout.last_stage_layers = 5;
+    s.pipeline_schedule = "gpipe";
+    specs.push_back(s);
+  }
+  for (const TrainingSpec& spec : specs) {
+    BuildOptions hooked;
+    hooked.after_pass = [](Program&, const PassInvocation&) {};
+    const Program a = build_program(spec), b = build_program(spec, hooked);
+    const std::string what = a.pipeline_string();
+    EXPECT_EQ(what, b.pipeline_string());
+    EXPECT_TRUE(a.elided_stages.empty()) << what;
+    ASSERT_EQ(a.roles.size(), static_cast<std::size_t>(spec.layout.pipeline)) << what;
+    ASSERT_EQ(a.roles.size(), b.roles.size()) << what;
+    for (std::size_t r = 0; r < a.roles.size(); ++r) {
+      const Role& x = a.roles[r];
+      const Role& y = b.roles[r];
+      const std::string at = what + " stage " + std::to_string(r);
+      EXPECT_EQ(x.stage, static_cast<std::int32_t>(r)) << at;
+      EXPECT_EQ(x.stage, y.stage) << at;
+      EXPECT_EQ(x.params, y.params) << at;
+      for (int c = 0; c < static_cast<int>(MemClass::COUNT); ++c) EXPECT_EQ(x.static_bytes[c], y.static_bytes[c]) << at;
+      ASSERT_EQ(x.segments.size(), y.segments.size()) << at;
+      for (std::size_t g = 0; g < x.segments.size(); ++g) EXPECT_EQ(x.segments[g].name, y.segments[g].name) << at;
+      ASSERT_EQ(x.chunks.size(), y.chunks.size()) << at;
+      for (std::size_t c = 0; c < x.chunks.size(); ++c) {
+        EXPECT_EQ(x.chunks[c].layers, y.chunks[c].layers) << at;
+        for (auto [u, v] : {std::pair(&x.chunks[c].forward, &y.chunks[c].forward),
+                            std::pair(&x.chunks[c].backward, &y.chunks[c].backward)}) {
+          ASSERT_EQ(u->size(), v->size()) << at;
+          for (std::size_t i = 0; i < u->size(); ++i) expect_same_item((*u)[i], (*v)[i], at + " item " + std::to_string(i));
+        }
+      }
+      for (auto [u, v] : {std::pair(&x.prologue, &y.prologue), std::pair(&x.floating, &y.floating),
+                          std::pair(&x.tail, &y.tail), std::pair(&x.transfers, &y.transfers)}) {
+        ASSERT_EQ(u->size(), v->size()) << at;
+        for (std::size_t i = 0; i < u->size(); ++i) expect_same_item((*u)[i], (*v)[i], at + " list item " + std::to_string(i));
+      }
+      ASSERT_EQ(x.steps.size(), y.steps.size()) << at;
+      for (std::size_t i = 0; i < x.steps.size(); ++i) {
+        const Step& p = x.steps[i];
+        const Step& q = y.steps[i];
+        EXPECT_TRUE(p.kind == q.kind && p.list == q.list && p.index == q.index && p.count == q.count &&
+                    p.whole_run == q.whole_run && p.direction == q.direction && p.micro_batch == q.micro_batch &&
+                    p.chunk == q.chunk && p.peer_stage == q.peer_stage && p.peer_chunk == q.peer_chunk &&
+                    p.deps_begin == q.deps_begin && p.deps_end == q.deps_end)
+            << at << " step " << i;
+      }
+      EXPECT_EQ(x.step_deps, y.step_deps) << at;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::strategies
