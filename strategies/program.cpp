@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <compare>
 #include <iterator>
@@ -535,6 +536,12 @@ void restore_middle_stages(Program& program) {
     for (auto* list : {&role.prologue, &role.floating, &role.tail, &role.transfers}) rename(*list);
     restored.push_back(std::move(role));
   }
+  // One number per restoration in the process, so that no cache keyed by it sees another
+  // program's roles.
+  static std::atomic<std::uint64_t> restorations{0};
+  const std::uint64_t twin = ++restorations;
+  program.roles[1].twin = twin;
+  for (Role& role : restored) role.twin = twin;
   program.roles.insert(program.roles.begin() + 2, std::make_move_iterator(restored.begin()),
                        std::make_move_iterator(restored.end()));
   program.elided_stages.clear();

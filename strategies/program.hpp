@@ -255,6 +255,10 @@ struct Role {
   std::vector<Item> transfers; // the schedule's sends between stages by Direction, then the receives
   std::int64_t params = 0;     // parameters held by one rank of this role
   double static_bytes[static_cast<int>(MemClass::COUNT)] = {};  // held for the whole iteration
+  // Non-zero while build_program runs the schedule on the middle stages it restored
+  // (restore_middle_stages): roles with the same number hold the same lists but for the
+  // layers their items name, so the schedule derives what depends on the lists once.
+  std::uint64_t twin = 0;
   std::vector<Step> steps;     // filled by the schedule pass
   std::vector<StepDep> step_deps;  // what each step waits for (Step::deps_begin/deps_end)
 

@@ -421,6 +421,8 @@ Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
     // The canonical invocation, whatever the pass itself noted.
     program.passes_run.resize(before);
     program.passes_run.push_back(shown);
+    if (pass.info->kind == PassKind::SCHEDULE)
+      for (Role& role : program.roles) role.twin = 0;  // a hook or a caller may change the lists
     // A hook sees every stage; otherwise the passes up to the schedule build and transform
     // one middle stage for all (a tenth of a layout search's evaluation at 32 stages).
     if (options.after_pass == nullptr && gives_pipeline(*pass.info)) elide_middle_stages(program);
@@ -439,6 +441,7 @@ Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
   }
   restore_middle_stages(program);
   refresh_templates(program);
+  for (Role& role : program.roles) role.twin = 0;
   return program;
 }
 

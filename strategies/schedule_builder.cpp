@@ -36,43 +36,62 @@ struct Span {
   std::uint32_t first = NO_STEP, last = NO_STEP;
 };
 
+// The labels some dependency names, numbered, and each item's number (−1: not named): what a
+// Resolver reads of a role's lists (the same for roles whose lists are alike).
+struct ResolverLabels {
+  std::vector<std::int32_t> labels;  // by Label::id: its number in scan order, or −1
+  std::int32_t named = 0;            // how many labels are numbered
+  std::vector<std::vector<std::int32_t>> chunk_ids;  // per chunk: forward, backward
+  std::vector<std::int32_t> list_ids[3];             // prologue, floating, tail
+
+  std::int32_t index(const Label& l) const {
+    const std::uint32_t id = l.id();
+    return id < labels.size() ? labels[id] : -1;
+  }
+};
+
+ResolverLabels resolver_labels(const Role& role) {
+  ResolverLabels out;
+  // Only labels some dependency names are worth indexing.
+  auto scan = [&](const std::vector<Item>& items) {
+    for (const Item& it : items)
+      for (const Dep& d : it.deps)
+        if (d.target == Dep::Target::ITEM) {
+          const std::uint32_t id = d.label.id();
+          if (out.labels.size() <= id) out.labels.resize(id + 1, -1);
+          if (out.labels[id] < 0) out.labels[id] = out.named++;
+        }
+  };
+  for (const Chunk& c : role.chunks) {
+    scan(c.forward);
+    scan(c.backward);
+  }
+  for (const auto* l : {&role.prologue, &role.floating, &role.tail, &role.transfers}) scan(*l);
+  if (out.named == 0) return out;
+  auto ids = [&](const std::vector<Item>& items) {
+    std::vector<std::int32_t> v;
+    v.reserve(items.size());
+    for (const Item& it : items) v.push_back(out.index(it.label));
+    return v;
+  };
+  for (const Chunk& c : role.chunks) {
+    out.chunk_ids.push_back(ids(c.forward));
+    out.chunk_ids.push_back(ids(c.backward));
+  }
+  out.list_ids[0] = ids(role.prologue);
+  out.list_ids[1] = ids(role.floating);
+  out.list_ids[2] = ids(role.tail);
+  return out;
+}
+
 class Resolver {
  public:
-  Resolver(const Role& role, std::int32_t micro_batches) : role_(role), micro_batches_(micro_batches) {
-    // Only labels some dependency names are worth indexing.
-    auto scan = [&](const std::vector<Item>& items) {
-      for (const Item& it : items)
-        for (const Dep& d : it.deps)
-          if (d.target == Dep::Target::ITEM) {
-            const std::uint32_t id = d.label.id();
-            if (labels_.size() <= id) labels_.resize(id + 1, -1);
-            if (labels_[id] < 0) labels_[id] = named_++;
-          }
-    };
-    for (const Chunk& c : role.chunks) {
-      scan(c.forward);
-      scan(c.backward);
-    }
-    for (const auto* l : {&role.prologue, &role.floating, &role.tail, &role.transfers}) scan(*l);
-    if (named_ == 0) return;
-    auto ids = [&](const std::vector<Item>& items) {
-      std::vector<std::int32_t> out;
-      out.reserve(items.size());
-      for (const Item& it : items) out.push_back(label_index(it.label));
-      return out;
-    };
-    for (const Chunk& c : role.chunks) {
-      chunk_ids_.push_back(ids(c.forward));
-      chunk_ids_.push_back(ids(c.backward));
-    }
-    list_ids_[0] = ids(role.prologue);
-    list_ids_[1] = ids(role.floating);
-    list_ids_[2] = ids(role.tail);
-  }
+  Resolver(const Role& role, const ResolverLabels& labels, std::int32_t micro_batches)
+      : role_(role), l_(labels), micro_batches_(micro_batches) {}
 
   void index(const std::vector<Step>& steps) {
     spans_.clear();
-    if (named_ == 0) return;
+    if (l_.named == 0) return;
     for (std::uint32_t s = 0; s < steps.size(); ++s) {
       const Step& st = steps[s];
       if (st.kind != Step::Kind::ITEM || st.whole_run) continue;  // nothing names a whole run's items
@@ -88,7 +107,7 @@ class Resolver {
   // iteration steps placed among and after them are indexed too: as index(steps) would, but
   // without visiting every item of the runs again.
   void renumber(const std::vector<std::uint32_t>& new_of_old, const std::vector<Step>& steps) {
-    if (named_ == 0) return;
+    if (l_.named == 0) return;
     for (auto& [key, span] : spans_) {
       span.first = new_of_old[span.first];
       span.last = new_of_old[span.last];
@@ -100,7 +119,7 @@ class Resolver {
   // Appends the steps an ITEM dependency of `step` (at position `self`) names.
   void item_targets(const Step& step, const Item& it, const Dep& d, std::vector<StepDep>& out) const {
     const std::int32_t layer = it.layer + d.layer_offset;
-    const std::int32_t label = label_index(d.label);
+    const std::int32_t label = l_.index(d.label);
     if (label < 0) return;
     auto add = [&](std::int32_t mb, Direction dir) {
       const auto pos = spans_.find({static_cast<std::uint32_t>(label), layer, mb, static_cast<std::uint8_t>(dir)});
@@ -132,29 +151,21 @@ class Resolver {
     span.last = span.last == NO_STEP ? s : std::max(span.last, s);
   }
 
-  // The label's number among those some dependency names, or −1.
-  std::int32_t label_index(const Label& l) const {
-    const std::uint32_t id = l.id();
-    return id < labels_.size() ? labels_[id] : -1;
-  }
   std::int32_t label_id(const Step& st, std::uint32_t index) const {
     switch (st.list) {
-      case ItemList::FORWARD: return chunk_ids_[2 * static_cast<std::size_t>(st.chunk)][index];
-      case ItemList::BACKWARD: return chunk_ids_[2 * static_cast<std::size_t>(st.chunk) + 1][index];
-      case ItemList::PROLOGUE: return list_ids_[0][index];
-      case ItemList::FLOATING: return list_ids_[1][index];
-      case ItemList::TAIL: return list_ids_[2][index];
+      case ItemList::FORWARD: return l_.chunk_ids[2 * static_cast<std::size_t>(st.chunk)][index];
+      case ItemList::BACKWARD: return l_.chunk_ids[2 * static_cast<std::size_t>(st.chunk) + 1][index];
+      case ItemList::PROLOGUE: return l_.list_ids[0][index];
+      case ItemList::FLOATING: return l_.list_ids[1][index];
+      case ItemList::TAIL: return l_.list_ids[2][index];
       case ItemList::TRANSFER: return -1;
     }
     return -1;
   }
 
   const Role& role_;
+  const ResolverLabels& l_;
   std::int32_t micro_batches_;
-  std::vector<std::int32_t> labels_;  // by Label::id: its number in scan order, or −1
-  std::int32_t named_ = 0;            // how many labels are numbered
-  std::vector<std::vector<std::int32_t>> chunk_ids_;  // per chunk: forward, backward
-  std::vector<std::int32_t> list_ids_[3];             // prologue, floating, tail
   std::unordered_map<ItemKey, Span, ItemKeyHash> spans_;
 };
 
@@ -194,6 +205,17 @@ void keep_latest_per_stream(const Role& role, const std::vector<Step>& steps, st
 }
 
 }  // namespace
+
+namespace {
+enum : std::uint8_t { ALWAYS = 1, FIRST = 2, LAST = 4 };  // which runs of a template are open
+}  // namespace
+
+struct ScheduleBuilder::Analysis {
+  std::vector<std::uint8_t> open;  // per template (chunk × direction): ALWAYS, FIRST, LAST
+  std::vector<std::vector<std::uint8_t>> cuts;     // per template: find_cuts' marks, once a run is cut
+  std::vector<std::vector<std::uint8_t>> streams;  // per template: every stream its items use
+  ResolverLabels labels;
+};
 
 ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
     : role_(role),
@@ -329,7 +351,7 @@ std::uint32_t ScheduleBuilder::emit_body(const RunRef& ref, bool whole, std::uin
     // template says (Step::count).
     const std::vector<Item>& items = fwd ? c.forward : c.backward;
     const std::vector<std::uint8_t>& cuts =
-        template_cuts_[2 * static_cast<std::size_t>(ref.chunk) + static_cast<std::size_t>(ref.dir)];
+        analysis_->cuts[2 * static_cast<std::size_t>(ref.chunk) + static_cast<std::size_t>(ref.dir)];
     const auto base = static_cast<std::uint32_t>(item_step_.size());
     auto close = [&](std::uint32_t begin, std::uint32_t end) {
       Step s = step;
@@ -429,7 +451,7 @@ void ScheduleBuilder::find_cuts() {
   std::vector<Waited> waited;
   std::vector<std::uint32_t> first_named, last_named;  // per slot × layer of this template
   constexpr std::uint32_t NONE = 0xffffffffu;
-  template_cuts_.clear();
+  analysis_->cuts.clear();
   for (const Chunk& c : role_.chunks)
     for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
       const std::vector<Item>& items = dir == Direction::FORWARD ? c.forward : c.backward;
@@ -478,12 +500,15 @@ void ScheduleBuilder::find_cuts() {
         }
       if (first_compute < n) cuts[first_compute] |= CUT_BEFORE;
       if (last_compute < n) cuts[last_compute] |= CUT_AFTER;
-      template_cuts_.push_back(std::move(cuts));
+      analysis_->cuts.push_back(std::move(cuts));
     }
 }
 
-std::vector<bool> ScheduleBuilder::whole_runs() const {
-  enum : std::uint8_t { ALWAYS = 1, FIRST = 2, LAST = 4 };
+std::shared_ptr<ScheduleBuilder::Analysis> ScheduleBuilder::analysis_of(const Role& role) {
+  thread_local std::uint64_t twin = 0;
+  thread_local std::shared_ptr<Analysis> shared;
+  if (role.twin != 0 && role.twin == twin) return shared;
+  auto a = std::make_shared<Analysis>();
   std::vector<std::uint8_t> referenced;  // by Label::id: how
   auto scan = [&](const std::vector<Item>& items) {
     for (const Item& it : items)
@@ -494,11 +519,11 @@ std::vector<bool> ScheduleBuilder::whole_runs() const {
           referenced[id] |= d.micro_batch == Dep::MicroBatch::EVERY ? LAST : ALWAYS;
         }
   };
-  for (const Chunk& c : role_.chunks) {
+  for (const Chunk& c : role.chunks) {
     scan(c.forward);
     scan(c.backward);
   }
-  for (const auto* l : {&role_.prologue, &role_.floating, &role_.tail, &role_.transfers}) scan(*l);
+  for (const auto* l : {&role.prologue, &role.floating, &role.tail, &role.transfers}) scan(*l);
   auto openness = [&](const std::vector<Item>& items) {
     std::uint8_t open = 0;
     for (std::size_t i = 0; i < items.size(); ++i) {
@@ -516,11 +541,26 @@ std::vector<bool> ScheduleBuilder::whole_runs() const {
     }
     return open;
   };
-  std::vector<std::uint8_t> open;  // per template: chunk × direction
-  for (const Chunk& c : role_.chunks) {
-    open.push_back(openness(c.forward));
-    open.push_back(openness(c.backward));
+  for (const Chunk& c : role.chunks)
+    for (const auto* items : {&c.forward, &c.backward}) {
+      a->open.push_back(openness(*items));
+      std::array<bool, 256> used{};  // by stream id (a std::uint8_t)
+      for (const Item& it : *items) used[it.stream] = true;
+      std::vector<std::uint8_t> streams;
+      for (std::size_t id = 0; id < used.size(); ++id)
+        if (used[id]) streams.push_back(static_cast<std::uint8_t>(id));
+      a->streams.push_back(std::move(streams));
+    }
+  a->labels = resolver_labels(role);
+  if (role.twin != 0) {
+    twin = role.twin;
+    shared = a;
   }
+  return a;
+}
+
+std::vector<bool> ScheduleBuilder::whole_runs() const {
+  const std::vector<std::uint8_t>& open = analysis_->open;
   std::vector<std::int64_t> first(open.size(), -1), last(open.size(), -1);
   for (std::size_t r = 0; r < runs_.size(); ++r) {
     const std::size_t t = 2 * static_cast<std::size_t>(runs_[r].chunk) + static_cast<std::size_t>(runs_[r].dir);
@@ -558,9 +598,10 @@ void ScheduleBuilder::forward_backward(std::int32_t fwd_mb, std::int32_t fwd_chu
 
 void ScheduleBuilder::tail() {
   std::vector<Step>& steps = role_.steps;
+  analysis_ = analysis_of(role_);
   {
     const std::vector<bool> whole = whole_runs();
-    if (std::find(whole.begin(), whole.end(), false) != whole.end()) find_cuts();
+    if (std::find(whole.begin(), whole.end(), false) != whole.end() && analysis_->cuts.empty()) find_cuts();
     for (std::size_t r = 0; r < runs_.size(); ++r) {
       if (runs_[r].batched_with_next && r + 1 < runs_.size()) {
         // Megatron-LM's interleaved schedule: a forward and a backward, then one batch
@@ -579,17 +620,8 @@ void ScheduleBuilder::tail() {
       const std::uint32_t recv = emit_recv(runs_[r]);
       emit_send(runs_[r], emit_body(runs_[r], whole[r], recv), recv);
     }
-    for (const Chunk& c : role_.chunks)
-      for (const auto* items : {&c.forward, &c.backward}) {
-        std::array<bool, 256> used{};  // by stream id (a std::uint8_t)
-        for (const Item& it : *items) used[it.stream] = true;
-        std::vector<std::uint8_t> streams;
-        for (std::size_t id = 0; id < used.size(); ++id)
-          if (used[id]) streams.push_back(static_cast<std::uint8_t>(id));
-        template_streams_.push_back(std::move(streams));
-      }
   }
-  Resolver resolver(role_, micro_batches_);
+  Resolver resolver(role_, analysis_->labels, micro_batches_);
   resolver.index(steps);
 
   // 1. Floating items go right after the last step they depend on (after the prologue
@@ -761,7 +793,7 @@ void ScheduleBuilder::tail() {
     }
     st.deps_end = static_cast<std::uint32_t>(role_.step_deps.size());
     if (st.whole_run) {
-      for (const std::uint8_t stream : template_streams_[2 * static_cast<std::size_t>(st.chunk) + static_cast<std::size_t>(st.direction)])
+      for (const std::uint8_t stream : analysis_->streams[2 * static_cast<std::size_t>(st.chunk) + static_cast<std::size_t>(st.direction)])
         mark_last(stream, s);
     } else {
       for (const Item& x : role_.items(st)) mark_last(x.stream, s);

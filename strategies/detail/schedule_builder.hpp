@@ -4,6 +4,7 @@
 // steps, then places the floating items and resolves every item's dependencies (Dep) to
 // steps. A schedule pass only decides the order of the runs.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "strategies/program.hpp"
@@ -37,17 +38,20 @@ class ScheduleBuilder {
   std::uint32_t emit_recv(const RunRef& run);
   std::uint32_t emit_body(const RunRef& run, bool whole, std::uint32_t recv);
   void emit_send(const RunRef& run, std::uint32_t last, std::uint32_t recv);
+  // What tail() derives from the role's lists alone, shared by roles whose lists are alike
+  // (Role::twin).
+  struct Analysis;
+  static std::shared_ptr<Analysis> analysis_of(const Role& role);
   // Which runs may be one step (ScheduleBuilder::tail).
   std::vector<bool> whole_runs() const;
   // Per template (chunk × direction), where a run that cannot be one step must be cut
-  // (ScheduleBuilder::find_cuts).
+  // (ScheduleBuilder::find_cuts), into the analysis.
   void find_cuts();
   Peer upstream(Direction dir, std::int32_t chunk) const;  // who sends to this chunk
 
   Role& role_;
   std::vector<RunRef> runs_;  // in schedule order, emitted by tail()
-  // Per template (chunk × direction): every stream its items use.
-  std::vector<std::vector<std::uint8_t>> template_streams_;
+  std::shared_ptr<Analysis> analysis_;  // set by tail()
   std::int32_t stages_;
   std::int32_t chunks_;
   std::int32_t micro_batches_;
@@ -60,8 +64,6 @@ class ScheduleBuilder {
   std::vector<std::uint32_t> list_begin_;
   std::vector<std::uint32_t> run_recv_;
   std::vector<std::uint32_t> item_step_;
-  // Per template: CUT_BEFORE / CUT_AFTER for each item.
-  std::vector<std::vector<std::uint8_t>> template_cuts_;
 };
 
 }  // namespace trainsim::strategies::detail

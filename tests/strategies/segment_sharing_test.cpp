@@ -239,7 +239,9 @@ TEST(MiddleStages, CopiedAsRebuildingThemGives) {
       const auto resolved = resolve(pass);
       const ResolvedPass& r = std::get<ResolvedPass>(resolved);
       // The passes that decide what each role holds (data parallelism adds to the tail).
-      if (pass.name == "tensor" || pass.name == "pipeline") ASSERT_EQ(r.info->run(program, r.args), "") << pass.name;
+      if (pass.name == "tensor" || pass.name == "pipeline") {
+        ASSERT_EQ(r.info->run(program, r.args), "") << pass.name;
+      }
     }
     refresh_templates(program);
     ASSERT_GE(program.roles.size(), 4u);
