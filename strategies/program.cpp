@@ -295,10 +295,48 @@ void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, 
       out.push_back(collective_item(Dim::TENSOR, exit_fwd, op.tp_comm_bytes, t.group));
     }
   };
+  // The transformer layers of a chunk cut into the same items but for the layer they name:
+  // the first met is cut op by op, each other one copies its items.
+  std::size_t block_begin = 0, block_size = 0;
+  enum { NONE, CUTTING, CUT } block = NONE;
+  auto cut_group = [&](auto first, auto last) {
+    const std::int32_t group = first->group;
+    const bool layer = group >= 0 && group < num_layers;
+    if (group != current_group) {
+      flush();  // what the group before left pending, as visit would at its first op
+      ordinal = 0;
+      current_group = group;
+    }
+    if (block == CUTTING) {
+      block_size = out.size() - block_begin;
+      block = CUT;
+    }
+    if (layer && block == CUT) {
+      if (out.capacity() < out.size() + block_size) out.reserve(std::max(out.size() + block_size, 2 * out.capacity()));
+      for (std::size_t i = 0; i < block_size; ++i) {
+        out.push_back(out[block_begin + i]);
+        out.back().layer = group;
+      }
+      return;
+    }
+    if (layer && block == NONE) {
+      block = CUTTING;
+      block_begin = out.size();
+    }
+    for (auto t = first; t != last; ++t) visit(*t);
+  };
+  auto cut_groups = [&](auto begin, auto end) {
+    for (auto first = begin; first != end;) {
+      auto last = first;
+      while (last != end && last->group == first->group) ++last;
+      cut_group(first, last);
+      first = last;
+    }
+  };
   if (dir == Direction::FORWARD)
-    for (const auto& t : ops) visit(t);
+    cut_groups(ops.begin(), ops.end());
   else
-    for (auto it = ops.rbegin(); it != ops.rend(); ++it) visit(*it);
+    cut_groups(ops.rbegin(), ops.rend());
   flush();
 }
 

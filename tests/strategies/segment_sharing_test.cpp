@@ -351,5 +351,55 @@ TEST(MiddleStages, ElidedUntilTheScheduleGiveTheProgramThatBuildingEveryStageGiv
   }
 }
 
+// A program with the tensor and pipeline passes applied and its templates built.
+Program laid_out(const TrainingSpec& spec) {
+  Program program = initial_program(spec, false);
+  for (const PassInvocation& pass : pipeline_for(spec)) {
+    const auto resolved = resolve(pass);
+    const ResolvedPass& r = std::get<ResolvedPass>(resolved);
+    if (pass.name == "tensor" || pass.name == "pipeline") {
+      EXPECT_EQ(r.info->run(program, r.args), "") << pass.name;
+    }
+  }
+  refresh_templates(program);
+  return program;
+}
+
+// A chunk's template cuts its first transformer layer op by op and copies that layer's items
+// for the others (program.cpp build_template). A stage holding one layer cuts it op by op:
+// each layer of a one-stage program must have the items of the stage that holds only it.
+TEST(LayerBlocks, EachLayerHasTheItemsOfAStageHoldingOnlyIt) {
+  auto one = testing::gpt_spec(2, 1, 1, 8);
+  one.layout.sequence_parallel = true;
+  const auto layers = static_cast<std::int32_t>(one.model.layers);
+  auto per_layer = one;
+  per_layer.layout.pipeline = layers;
+  const Program whole = laid_out(one), split = laid_out(per_layer);
+  ASSERT_EQ(split.roles.size(), static_cast<std::size_t>(layers));
+  const Role& all = whole.roles.at(0);
+  for (std::int32_t l = 1; l + 1 < layers; ++l) {
+    const Role& own = split.roles[static_cast<std::size_t>(l)];
+    for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
+      const auto& mine = dir == Direction::FORWARD ? own.chunks.at(0).forward : own.chunks.at(0).backward;
+      std::vector<Item> theirs;
+      for (const Item& it : dir == Direction::FORWARD ? all.chunks.at(0).forward : all.chunks.at(0).backward)
+        if (it.layer == l) theirs.push_back(it);
+      const std::string what = "layer " + std::to_string(l) + (dir == Direction::FORWARD ? " forward" : " backward");
+      ASSERT_EQ(mine.size(), theirs.size()) << what;
+      ASSERT_GE(mine.size(), 4u) << what;  // segments and tensor-parallel collectives
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        // Segment numbers differ between the programs; what they hold must not.
+        const Segment& a = own.segments[mine[i].segment];
+        const Segment& b = all.segments[theirs[i].segment];
+        EXPECT_EQ(a.name, b.name) << what << " item " << i;
+        EXPECT_EQ(a.ops.size(), b.ops.size()) << what << " item " << i;
+        Item x = mine[i];
+        x.segment = theirs[i].segment;
+        expect_same_item(x, theirs[i], what + " item " + std::to_string(i));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::strategies
