@@ -248,6 +248,7 @@ class Lowering {
   Lowered run();
 
  private:
+  sim::Time segment_time(std::uint32_t segment, Cost cost, std::int64_t stage);  // the whole segment's
   sim::Time compute_time(const Item& it, std::int64_t stage);
   hardware::AlgorithmChoice choice(const CollectiveNeed& need, std::int64_t stage);
   hardware::ClosedForm symmetric(const CollectiveNeed& need, const RankCoords& c);
@@ -261,6 +262,7 @@ class Lowering {
   std::vector<FoldGroup> fold_groups(const Role& role) const;
   const Folded& fold(const Role& role, const FoldGroup& g, const RankCoords& c);
   const Folded& fold_run(const Role& role, const Step& step, const RankCoords& c);
+  bool like_previous_stage(std::int64_t stage, ItemList list, std::int32_t chunk);
   struct LocalEdge {
     std::uint32_t from, to;
     Dep::On on;
@@ -305,6 +307,7 @@ class Lowering {
   std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
   // Pieces of runs by what their folding reads but the layer (Lowering::fold_run): the first.
   std::unordered_map<FoldKey, const Folded*, FoldKeyHash> piece_shapes_;
+  std::map<std::tuple<std::int64_t, int, std::int32_t>, bool> like_previous_;  // (stage, list, chunk)
 };
 
 // Device memory every GPU of the run holds besides tensors, from the cost profile: the CUDA
@@ -324,17 +327,22 @@ double Lowering::runtime_bytes(MemClass c) const {
   }
 }
 
-sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
+sim::Time Lowering::segment_time(std::uint32_t segment, Cost cost, std::int64_t stage) {
   // Per stage, per segment and cost; a negative time marks one not computed yet.
   if (compute_cache_.empty()) compute_cache_.resize(static_cast<std::size_t>(stages_));
   auto& of_stage = compute_cache_[static_cast<std::size_t>(stage)];
-  const std::size_t slot = std::size_t{it.segment} * COST_KINDS + static_cast<std::size_t>(it.cost);
+  const std::size_t slot = std::size_t{segment} * COST_KINDS + static_cast<std::size_t>(cost);
   if (of_stage.size() <= slot) of_stage.resize(slot + COST_KINDS, sim::Time{-1});
   sim::Time& t = of_stage[slot];
   if (t.ps < 0) {
-    const Segment& seg = program_.roles[static_cast<std::size_t>(stage)].segments[it.segment];
-    t = sim::Time::from_seconds(segment_seconds(seg, it.cost, program_.spec.dtype, cost_));
+    const Segment& seg = program_.roles[static_cast<std::size_t>(stage)].segments[segment];
+    t = sim::Time::from_seconds(segment_seconds(seg, cost, program_.spec.dtype, cost_));
   }
+  return t;
+}
+
+sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {
+  const sim::Time t = segment_time(it.segment, it.cost, stage);
   if (it.fraction == 1.0) return t;
   return sim::Time::from_seconds(t.seconds() * it.fraction);
 }
@@ -515,6 +523,18 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
                                    step.index, step.index + step.count - 1);
   auto [pos, fresh] = fold_cache_.try_emplace(key);
   if (!fresh) return pos->second;
+  // The middle stages of a pipeline mostly run what the stage before them runs, at its prices:
+  // the same part of its template folds the same (its link interference is the stage's own).
+  if (c.stage > 0 && like_previous_stage(c.stage, step.list, step.chunk)) {
+    const auto before = fold_cache_.find(std::make_tuple(c.stage - 1, static_cast<int>(step.list),
+                                                         static_cast<std::uint32_t>(step.chunk), step.index,
+                                                         step.index + step.count - 1));
+    if (before != fold_cache_.end()) {
+      static_cast<FoldOutcome&>(pos->second) = before->second;
+      pos->second.link_slowdown = static_cast<float>(before->second.tp_share * tp_interference(c.stage));
+      return pos->second;
+    }
+  }
   const auto run = role.items(step);
   if (!step.whole_run) {
     // The pieces of a first forward or a last backward, one or a few per layer, differ mostly
@@ -553,6 +573,64 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
   }
   simulate_fold(items, edges, c, pos->second);
   return pos->second;
+}
+
+// Whether a template of `stage` folds as the same template of the stage before it: item for
+// item the same in all that Lowering::simulate_fold and rank_local read — kind, stream,
+// category, memory, the waits within the run — at the same prices (compute times and
+// collectives' closed forms in each stage). Found once per template and stage.
+bool Lowering::like_previous_stage(std::int64_t stage, ItemList list, std::int32_t chunk) {
+  auto [pos, fresh] = like_previous_.try_emplace({stage, static_cast<int>(list), chunk}, false);
+  if (!fresh) return pos->second;
+  const Role& role = program_.roles[static_cast<std::size_t>(stage)];
+  const Role& before = program_.roles[static_cast<std::size_t>(stage - 1)];
+  if (static_cast<std::size_t>(chunk) >= before.chunks.size() || static_cast<std::size_t>(chunk) >= role.chunks.size())
+    return false;
+  const std::vector<Item>& a = role.list(list, chunk);
+  const std::vector<Item>& b = before.list(list, chunk);
+  if (a.size() != b.size()) return false;
+  RankCoords here, there;
+  here.stage = stage;
+  there.stage = stage - 1;
+  // What was found priced alike: segment costs by segment · COST_KINDS + cost (a segment is
+  // the same index in both stages, as checked), and the few distinct collectives.
+  std::vector<std::int8_t> segment_alike(std::max(role.segments.size(), before.segments.size()) * COST_KINDS, -1);
+  std::vector<const CollectiveNeed*> priced;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const Item& x = a[i];
+    const Item& y = b[i];
+    if (x.kind != y.kind || x.stream != y.stream || x.category != y.category || x.mem_class != y.mem_class ||
+        x.host_memory != y.host_memory || x.alloc_bytes != y.alloc_bytes || x.free_bytes != y.free_bytes ||
+        x.deps.size() != y.deps.size())
+      return false;
+    for (std::size_t d = 0; d < x.deps.size(); ++d) {
+      const Dep& u = x.deps.begin()[d];
+      const Dep& v = y.deps.begin()[d];
+      if (u.target != v.target || u.on != v.on || u.offset != v.offset) return false;
+    }
+    if (x.kind == Item::Kind::COMPUTE) {
+      if (x.segment != y.segment || x.cost != y.cost || x.fraction != y.fraction) return false;
+      std::int8_t& alike = segment_alike[std::size_t{x.segment} * COST_KINDS + static_cast<std::size_t>(x.cost)];
+      if (alike < 0) alike = segment_time(x.segment, x.cost, stage) == segment_time(y.segment, y.cost, stage - 1);
+      if (alike == 0) return false;
+      continue;
+    }
+    const CollectiveNeed& n = x.collective;
+    const CollectiveNeed& m = y.collective;
+    if (n.dim != m.dim || n.op != m.op || n.bytes != m.bytes || n.latency_scale != m.latency_scale ||
+        n.occupies_sms != m.occupies_sms || x.copy.way != y.copy.way || x.copy.bytes != y.copy.bytes)
+      return false;
+    if (x.kind != Item::Kind::COLLECTIVE || !rank_local(x)) continue;  // only the rank-local fold
+    const bool known = std::any_of(priced.begin(), priced.end(), [&](const CollectiveNeed* p) {
+      return n.dim == p->dim && n.op == p->op && n.bytes == p->bytes && n.latency_scale == p->latency_scale;
+    });
+    if (!known) {
+      if (closed_form(n, here) != closed_form(m, there)) return false;
+      priced.push_back(&n);
+    }
+  }
+  pos->second = true;
+  return true;
 }
 
 namespace {
