@@ -596,7 +596,42 @@ void ScheduleBuilder::forward_backward(std::int32_t fwd_mb, std::int32_t fwd_chu
   runs_.push_back({Direction::BACKWARD, bwd_mb, bwd_chunk});
 }
 
+namespace {
+
+// The last stage scheduled on this thread that build_program restored from stage 1.
+struct PreviousStage {
+  std::uint64_t twin = 0;
+  std::int32_t stage = -1;
+  std::vector<ScheduleBuilder::RunRef> runs;
+  std::vector<Step> steps;
+  std::vector<StepDep> step_deps;
+};
+thread_local PreviousStage previous_stage;
+
+}  // namespace
+
+// Alike stages (Role::twin: the same lists but for their layers) that run the same runs in
+// the same order — GPipe's middle stages, 1F1B's while the warm-up covers every
+// micro-batch — resolve to the same steps and waits; only the peers of their transfers are
+// one stage further on.
+bool ScheduleBuilder::copy_previous_stage() {
+  PreviousStage& p = previous_stage;
+  if (role_.twin == 0 || p.twin != role_.twin || p.stage != role_.stage - 1 || p.runs.size() != runs_.size()) return false;
+  for (std::size_t r = 0; r < runs_.size(); ++r)
+    if (!(p.runs[r] == runs_[r])) return false;
+  for (Step& st : p.steps)
+    if (st.kind != Step::Kind::ITEM) ++st.peer_stage;
+  p.stage = role_.stage;
+  role_.steps = p.steps;
+  role_.step_deps = p.step_deps;
+  list_begin_.clear();
+  run_recv_.clear();
+  item_step_.clear();
+  return true;
+}
+
 void ScheduleBuilder::tail() {
+  if (copy_previous_stage()) return;
   std::vector<Step>& steps = role_.steps;
   analysis_ = analysis_of(role_);
   {
@@ -802,6 +837,7 @@ void ScheduleBuilder::tail() {
   list_begin_.clear();
   run_recv_.clear();
   item_step_.clear();
+  if (role_.twin != 0) previous_stage = {role_.twin, role_.stage, runs_, role_.steps, role_.step_deps};
 }
 
 }  // namespace trainsim::strategies::detail

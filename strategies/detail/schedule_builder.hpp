@@ -23,16 +23,21 @@ class ScheduleBuilder {
   void forward_backward(std::int32_t fwd_mb, std::int32_t fwd_chunk, std::int32_t bwd_mb, std::int32_t bwd_chunk);
   // Places the floating items and the tail, and resolves every dependency.
   void tail();
+  // One run of a template, in schedule order.
+  struct RunRef {
+    Direction dir;
+    std::int32_t micro_batch, chunk;
+    bool batched_with_next = false;  // forward_backward's forward
+    bool operator==(const RunRef&) const = default;
+  };
 
  private:
   struct Peer {
     std::int32_t stage = -1, chunk = 0;
   };
-  struct RunRef {
-    Direction dir;
-    std::int32_t micro_batch, chunk;
-    bool batched_with_next = false;  // forward_backward's forward
-  };
+  // The steps of the stage before this one when it is alike (Role::twin) and ran the same
+  // runs in the same order: copied, its peers one stage on (ScheduleBuilder::tail).
+  bool copy_previous_stage();
   // Appends a run's receive (the step, or none on the first stage), its steps (the whole
   // run as one step, or its pieces between the cuts; returns the last, or none) and its send.
   std::uint32_t emit_recv(const RunRef& run);

@@ -304,6 +304,13 @@ TEST(MiddleStages, ElidedUntilTheScheduleGiveTheProgramThatBuildingEveryStageGiv
     s.pipeline_schedule = "gpipe";
     specs.push_back(s);
   }
+  {
+    // 1F1B with 4 micro-batches on 8 stages: stages 1 to 3 warm up with all 4, so they run
+    // the same runs in the same order (ScheduleBuilder::copy_previous_stage), 4 to 6 do not.
+    auto s = testing::gpt_spec(1, 8, 2, 8);
+    s.overlap_grad_reduce = true;
+    specs.push_back(s);
+  }
   for (const TrainingSpec& spec : specs) {
     BuildOptions hooked;
     hooked.after_pass = [](Program&, const PassInvocation&) {};
