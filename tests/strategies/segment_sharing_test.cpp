@@ -110,74 +110,6 @@ TEST(LayoutMemo, OnlyAPlanWithFlowsCarriesTheLinks) {
 }
 
 
-// build_program rebuilds the templates once, after the layout passes, instead of after
-// each (registry.cpp: the tensor pass leaves them stale). Verifying after every pass makes
-// them be rebuilt after each pass: both ways must give the same program.
-TEST(DeferredRebuild, GivesTheProgramThatRebuildingAfterEveryPassGives) {
-  std::vector<TrainingSpec> specs;
-  specs.push_back(testing::gpt_spec(2, 1, 2, 8));  // no pipeline split after the tensor pass
-  specs.push_back(testing::gpt_spec(2, 2, 2, 8));
-  {
-    auto s = testing::gpt_spec(4, 2, 1, 8);
-    s.layout.sequence_parallel = true;
-    s.recompute = Recompute::FULL;
-    s.zero_stage = 1;
-    s.overlap_tp_comm = s.overlap_grad_reduce = s.overlap_param_gather = true;
-    specs.push_back(s);
-  }
-  {
-    auto s = testing::gpt_spec(2, 2, 1, 8);
-    s.layout.virtual_stages = 2;
-    s.pipeline_schedule = "interleaved-1f1b";
-    s.recompute = Recompute::SELECTIVE;
-    specs.push_back(s);
-  }
-  for (const TrainingSpec& spec : specs) {
-    BuildOptions deferred, every_pass;
-    deferred.verify = false;
-    every_pass.verify = true;
-    const Program a = build_program(spec, deferred), b = build_program(spec, every_pass);
-    const std::string what = a.pipeline_string();
-    EXPECT_EQ(what, b.pipeline_string());
-    EXPECT_FALSE(a.templates_stale);
-    ASSERT_EQ(a.roles.size(), b.roles.size()) << what;
-    for (std::size_t r = 0; r < a.roles.size(); ++r) {
-      const Role& x = a.roles[r];
-      const Role& y = b.roles[r];
-      EXPECT_EQ(x.params, y.params) << what;
-      for (int c = 0; c < static_cast<int>(MemClass::COUNT); ++c) EXPECT_EQ(x.static_bytes[c], y.static_bytes[c]) << what;
-      ASSERT_EQ(x.segments.size(), y.segments.size()) << what;
-      for (std::size_t g = 0; g < x.segments.size(); ++g) {
-        EXPECT_EQ(x.segments[g].name, y.segments[g].name) << what;
-        EXPECT_EQ(x.segments[g].ops.size(), y.segments[g].ops.size()) << what;
-      }
-      ASSERT_EQ(x.steps.size(), y.steps.size()) << what;
-      EXPECT_EQ(x.step_deps, y.step_deps) << what;
-      ASSERT_EQ(x.chunks.size(), y.chunks.size()) << what;
-      for (std::size_t c = 0; c < x.chunks.size(); ++c)
-        for (auto [u, v] : {std::pair(&x.chunks[c].forward, &y.chunks[c].forward),
-                            std::pair(&x.chunks[c].backward, &y.chunks[c].backward)}) {
-          ASSERT_EQ(u->size(), v->size()) << what;
-          for (std::size_t i = 0; i < u->size(); ++i) {
-            const Item& p = (*u)[i];
-            const Item& q = (*v)[i];
-            EXPECT_EQ(p.kind, q.kind) << what << " item " << i;
-            EXPECT_EQ(p.segment, q.segment) << what << " item " << i;
-            EXPECT_EQ(p.cost, q.cost) << what << " item " << i;
-            EXPECT_EQ(p.fraction, q.fraction) << what << " item " << i;
-            EXPECT_EQ(p.collective.bytes, q.collective.bytes) << what << " item " << i;
-            EXPECT_EQ(p.label, q.label) << what << " item " << i;
-            EXPECT_EQ(p.layer, q.layer) << what << " item " << i;
-            EXPECT_EQ(p.alloc_bytes, q.alloc_bytes) << what << " item " << i;
-            EXPECT_EQ(p.free_bytes, q.free_bytes) << what << " item " << i;
-            EXPECT_EQ(p.deps.size(), q.deps.size()) << what << " item " << i;
-          }
-        }
-    }
-  }
-}
-
-
 // Every field of two items, dependencies included.
 void expect_same_item(const Item& p, const Item& q, const std::string& what) {
   EXPECT_EQ(p.kind, q.kind) << what;
@@ -214,6 +146,95 @@ void expect_same_item(const Item& p, const Item& q, const std::string& what) {
   }
 }
 
+// Every part of two roles: model states, segments, templates, the per-iteration lists,
+// steps and their waits.
+void expect_same_role(const Role& x, const Role& y, const std::string& what) {
+  EXPECT_EQ(x.stage, y.stage) << what;
+  EXPECT_EQ(x.params, y.params) << what;
+  for (int c = 0; c < static_cast<int>(MemClass::COUNT); ++c) EXPECT_EQ(x.static_bytes[c], y.static_bytes[c]) << what;
+  ASSERT_EQ(x.segments.size(), y.segments.size()) << what;
+  for (std::size_t g = 0; g < x.segments.size(); ++g) {
+    EXPECT_EQ(x.segments[g].name, y.segments[g].name) << what;
+    EXPECT_EQ(x.segments[g].of_layer, y.segments[g].of_layer) << what;
+    EXPECT_EQ(x.segments[g].ops.size(), y.segments[g].ops.size()) << what;
+  }
+  auto same_items = [&](const std::vector<Item>& u, const std::vector<Item>& v, const std::string& list) {
+    ASSERT_EQ(u.size(), v.size()) << what << " " << list;
+    for (std::size_t i = 0; i < u.size(); ++i) expect_same_item(u[i], v[i], what + " " + list + " item " + std::to_string(i));
+  };
+  ASSERT_EQ(x.chunks.size(), y.chunks.size()) << what;
+  for (std::size_t c = 0; c < x.chunks.size(); ++c) {
+    EXPECT_EQ(x.chunks[c].layers, y.chunks[c].layers) << what;
+    same_items(x.chunks[c].forward, y.chunks[c].forward, "chunk " + std::to_string(c) + " forward");
+    same_items(x.chunks[c].backward, y.chunks[c].backward, "chunk " + std::to_string(c) + " backward");
+  }
+  same_items(x.prologue, y.prologue, "prologue");
+  same_items(x.floating, y.floating, "floating");
+  same_items(x.tail, y.tail, "tail");
+  same_items(x.transfers, y.transfers, "transfers");
+  ASSERT_EQ(x.steps.size(), y.steps.size()) << what;
+  for (std::size_t i = 0; i < x.steps.size(); ++i) {
+    const Step& p = x.steps[i];
+    const Step& q = y.steps[i];
+    EXPECT_TRUE(p.kind == q.kind && p.list == q.list && p.index == q.index && p.count == q.count &&
+                p.whole_run == q.whole_run && p.direction == q.direction && p.micro_batch == q.micro_batch &&
+                p.chunk == q.chunk && p.peer_stage == q.peer_stage && p.peer_chunk == q.peer_chunk &&
+                p.deps_begin == q.deps_begin && p.deps_end == q.deps_end)
+        << what << " step " << i;
+  }
+  EXPECT_EQ(x.step_deps, y.step_deps) << what;
+}
+
+// A program with the tensor and pipeline passes applied and its templates built.
+Program laid_out(const TrainingSpec& spec) {
+  Program program = initial_program(spec, false);
+  for (const PassInvocation& pass : pipeline_for(spec)) {
+    const auto resolved = resolve(pass);
+    const ResolvedPass& r = std::get<ResolvedPass>(resolved);
+    // The passes that decide what each role holds (data parallelism adds to the tail).
+    if (pass.name == "tensor" || pass.name == "pipeline") {
+      EXPECT_EQ(r.info->run(program, r.args), "") << pass.name;
+    }
+  }
+  refresh_templates(program);
+  return program;
+}
+
+// build_program rebuilds the templates once, after the layout passes, instead of after
+// each (registry.cpp: the tensor pass leaves them stale). Verifying after every pass makes
+// them be rebuilt after each pass: both ways must give the same program.
+TEST(DeferredRebuild, GivesTheProgramThatRebuildingAfterEveryPassGives) {
+  std::vector<TrainingSpec> specs;
+  specs.push_back(testing::gpt_spec(2, 1, 2, 8));  // no pipeline split after the tensor pass
+  specs.push_back(testing::gpt_spec(2, 2, 2, 8));
+  {
+    auto s = testing::gpt_spec(4, 2, 1, 8);
+    s.layout.sequence_parallel = true;
+    s.recompute = Recompute::FULL;
+    s.zero_stage = 1;
+    s.overlap_tp_comm = s.overlap_grad_reduce = s.overlap_param_gather = true;
+    specs.push_back(s);
+  }
+  {
+    auto s = testing::gpt_spec(2, 2, 1, 8);
+    s.layout.virtual_stages = 2;
+    s.pipeline_schedule = "interleaved-1f1b";
+    s.recompute = Recompute::SELECTIVE;
+    specs.push_back(s);
+  }
+  for (const TrainingSpec& spec : specs) {
+    BuildOptions deferred, every_pass;
+    deferred.verify = false;
+    every_pass.verify = true;
+    const Program a = build_program(spec, deferred), b = build_program(spec, every_pass);
+    const std::string what = a.pipeline_string();
+    EXPECT_EQ(what, b.pipeline_string());
+    EXPECT_FALSE(a.templates_stale);
+    ASSERT_EQ(a.roles.size(), b.roles.size()) << what;
+    for (std::size_t r = 0; r < a.roles.size(); ++r) expect_same_role(a.roles[r], b.roles[r], what + " stage " + std::to_string(r));
+  }
+}
+
 // refresh_templates builds one middle stage of a pipeline and copies it to the others
 // (program.cpp: copy_middle_stage): each role must be what rebuild_role makes of it, its
 // items naming its own layers — with interleaved chunks, an uneven split and tensor-parallel
@@ -235,41 +256,14 @@ TEST(MiddleStages, CopiedAsRebuildingThemGives) {
     specs.push_back(s);
   }
   for (const TrainingSpec& spec : specs) {
-    Program program = initial_program(spec, false);
-    for (const PassInvocation& pass : pipeline_for(spec)) {
-      const auto resolved = resolve(pass);
-      const ResolvedPass& r = std::get<ResolvedPass>(resolved);
-      // The passes that decide what each role holds (data parallelism adds to the tail).
-      if (pass.name == "tensor" || pass.name == "pipeline") {
-        ASSERT_EQ(r.info->run(program, r.args), "") << pass.name;
-      }
-    }
-    refresh_templates(program);
+    const Program program = laid_out(spec);
     ASSERT_GE(program.roles.size(), 4u);
     std::size_t middle = 0;
     for (const Role& role : program.roles) {
-      const std::string what = "spec " + std::to_string(&spec - specs.data()) + " stage " + std::to_string(role.stage);
       if (!role.has_embedding() && !role.has_head()) ++middle;
       Role fresh = role;
       rebuild_role(fresh, program);
-      EXPECT_EQ(role.params, fresh.params) << what;
-      for (int c = 0; c < static_cast<int>(MemClass::COUNT); ++c) EXPECT_EQ(role.static_bytes[c], fresh.static_bytes[c]) << what;
-      ASSERT_EQ(role.segments.size(), fresh.segments.size()) << what;
-      for (std::size_t g = 0; g < role.segments.size(); ++g) {
-        EXPECT_EQ(role.segments[g].name, fresh.segments[g].name) << what;
-        EXPECT_EQ(role.segments[g].of_layer, fresh.segments[g].of_layer) << what;
-        EXPECT_EQ(role.segments[g].ops.size(), fresh.segments[g].ops.size()) << what;
-      }
-      ASSERT_EQ(role.tail.size(), fresh.tail.size()) << what;
-      for (std::size_t i = 0; i < role.tail.size(); ++i) expect_same_item(role.tail[i], fresh.tail[i], what + " tail " + std::to_string(i));
-      ASSERT_EQ(role.chunks.size(), fresh.chunks.size()) << what;
-      for (std::size_t c = 0; c < role.chunks.size(); ++c)
-        for (auto [u, v] : {std::pair(&role.chunks[c].forward, &fresh.chunks[c].forward),
-                            std::pair(&role.chunks[c].backward, &fresh.chunks[c].backward)}) {
-          ASSERT_EQ(u->size(), v->size()) << what;
-          for (std::size_t i = 0; i < u->size(); ++i)
-            expect_same_item((*u)[i], (*v)[i], what + " chunk " + std::to_string(c) + " item " + std::to_string(i));
-        }
+      expect_same_role(role, fresh, "spec " + std::to_string(&spec - specs.data()) + " stage " + std::to_string(role.stage));
     }
     EXPECT_GE(middle, 2u) << "spec " << &spec - specs.data();  // one built, at least one copied
   }
@@ -321,56 +315,10 @@ TEST(MiddleStages, ElidedUntilTheScheduleGiveTheProgramThatBuildingEveryStageGiv
     ASSERT_EQ(a.roles.size(), static_cast<std::size_t>(spec.layout.pipeline)) << what;
     ASSERT_EQ(a.roles.size(), b.roles.size()) << what;
     for (std::size_t r = 0; r < a.roles.size(); ++r) {
-      const Role& x = a.roles[r];
-      const Role& y = b.roles[r];
-      const std::string at = what + " stage " + std::to_string(r);
-      EXPECT_EQ(x.stage, static_cast<std::int32_t>(r)) << at;
-      EXPECT_EQ(x.stage, y.stage) << at;
-      EXPECT_EQ(x.params, y.params) << at;
-      for (int c = 0; c < static_cast<int>(MemClass::COUNT); ++c) EXPECT_EQ(x.static_bytes[c], y.static_bytes[c]) << at;
-      ASSERT_EQ(x.segments.size(), y.segments.size()) << at;
-      for (std::size_t g = 0; g < x.segments.size(); ++g) EXPECT_EQ(x.segments[g].name, y.segments[g].name) << at;
-      ASSERT_EQ(x.chunks.size(), y.chunks.size()) << at;
-      for (std::size_t c = 0; c < x.chunks.size(); ++c) {
-        EXPECT_EQ(x.chunks[c].layers, y.chunks[c].layers) << at;
-        for (auto [u, v] : {std::pair(&x.chunks[c].forward, &y.chunks[c].forward),
-                            std::pair(&x.chunks[c].backward, &y.chunks[c].backward)}) {
-          ASSERT_EQ(u->size(), v->size()) << at;
-          for (std::size_t i = 0; i < u->size(); ++i) expect_same_item((*u)[i], (*v)[i], at + " item " + std::to_string(i));
-        }
-      }
-      for (auto [u, v] : {std::pair(&x.prologue, &y.prologue), std::pair(&x.floating, &y.floating),
-                          std::pair(&x.tail, &y.tail), std::pair(&x.transfers, &y.transfers)}) {
-        ASSERT_EQ(u->size(), v->size()) << at;
-        for (std::size_t i = 0; i < u->size(); ++i) expect_same_item((*u)[i], (*v)[i], at + " list item " + std::to_string(i));
-      }
-      ASSERT_EQ(x.steps.size(), y.steps.size()) << at;
-      for (std::size_t i = 0; i < x.steps.size(); ++i) {
-        const Step& p = x.steps[i];
-        const Step& q = y.steps[i];
-        EXPECT_TRUE(p.kind == q.kind && p.list == q.list && p.index == q.index && p.count == q.count &&
-                    p.whole_run == q.whole_run && p.direction == q.direction && p.micro_batch == q.micro_batch &&
-                    p.chunk == q.chunk && p.peer_stage == q.peer_stage && p.peer_chunk == q.peer_chunk &&
-                    p.deps_begin == q.deps_begin && p.deps_end == q.deps_end)
-            << at << " step " << i;
-      }
-      EXPECT_EQ(x.step_deps, y.step_deps) << at;
+      EXPECT_EQ(a.roles[r].stage, static_cast<std::int32_t>(r)) << what;
+      expect_same_role(a.roles[r], b.roles[r], what + " stage " + std::to_string(r));
     }
   }
-}
-
-// A program with the tensor and pipeline passes applied and its templates built.
-Program laid_out(const TrainingSpec& spec) {
-  Program program = initial_program(spec, false);
-  for (const PassInvocation& pass : pipeline_for(spec)) {
-    const auto resolved = resolve(pass);
-    const ResolvedPass& r = std::get<ResolvedPass>(resolved);
-    if (pass.name == "tensor" || pass.name == "pipeline") {
-      EXPECT_EQ(r.info->run(program, r.args), "") << pass.name;
-    }
-  }
-  refresh_templates(program);
-  return program;
 }
 
 // A chunk's template cuts its first transformer layer op by op and copies that layer's items
