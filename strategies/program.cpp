@@ -488,27 +488,29 @@ bool same_middle_stage(const Role& built, const Role& role) {
   return true;
 }
 
-// `role` as rebuild_role would make it, from a middle stage built alike (same_middle_stage):
-// its items name the same layer's position in this role's chunk; the tail (gradient norm,
-// optimizer) names the head's group in every role and is copied as it is.
-void copy_middle_stage(const Role& built, Role& role) {
-  role.segments = built.segments;
-  role.prologue.clear();
-  role.floating.clear();
-  role.tail = built.tail;
-  role.transfers.clear();
-  role.steps.clear();
-  role.params = built.params;
-  std::copy(std::begin(built.static_bytes), std::end(built.static_bytes), std::begin(role.static_bytes));
+// The middle stage `built` made over for the stage `shape` holds (same_middle_stage): as
+// rebuild_role would make it, or as the passes left `built`, with shape's stage number and
+// chunk layers, and items naming the same position in its own chunks (the embedding's −1 and
+// the head's group, which the tail names in every role, stay as they are).
+Role copy_for_stage(const Role& built, Role&& shape, std::int32_t num_layers) {
+  std::vector<std::int32_t> to(static_cast<std::size_t>(num_layers) + 2);  // by layer + 1
+  std::iota(to.begin(), to.end(), -1);
+  for (std::size_t c = 0; c < built.chunks.size(); ++c)
+    for (std::size_t i = 0; i < built.chunks[c].layers.size(); ++i)
+      to[static_cast<std::size_t>(built.chunks[c].layers[i] + 1)] = shape.chunks[c].layers[i];
+  auto rename = [&](std::vector<Item>& items) {
+    for (Item& it : items)
+      if (it.layer >= -1 && it.layer <= num_layers) it.layer = to[static_cast<std::size_t>(it.layer + 1)];
+  };
+  Role role = built;
+  role.stage = shape.stage;
   for (std::size_t c = 0; c < role.chunks.size(); ++c) {
-    const Chunk& from = built.chunks[c];
-    Chunk& to = role.chunks[c];
-    const std::int32_t shift = to.layers[0] - from.layers[0];
-    to.forward = from.forward;
-    to.backward = from.backward;
-    for (auto* items : {&to.forward, &to.backward})
-      for (Item& it : *items) it.layer += shift;
+    role.chunks[c].layers = std::move(shape.chunks[c].layers);
+    rename(role.chunks[c].forward);
+    rename(role.chunks[c].backward);
   }
+  for (auto* list : {&role.prologue, &role.floating, &role.tail, &role.transfers}) rename(*list);
+  return role;
 }
 
 }  // namespace
@@ -518,10 +520,11 @@ void copy_middle_stage(const Role& built, Role& role) {
 // search's evaluation).
 void refresh_templates(Program& program) {
   if (!program.templates_stale) return;
+  const auto num_layers = static_cast<std::int32_t>(program.spec.model.layers);
   const Role* middle = nullptr;
   for (auto& role : program.roles) {
     if (middle != nullptr && same_middle_stage(*middle, role)) {
-      copy_middle_stage(*middle, role);
+      role = copy_for_stage(*middle, std::move(role), num_layers);
       continue;
     }
     rebuild_role(role, program);
@@ -548,32 +551,10 @@ void elide_middle_stages(Program& program) {
 void restore_middle_stages(Program& program) {
   if (program.elided_stages.empty()) return;
   refresh_templates(program);
-  const Role& built = program.roles[1];
   const auto num_layers = static_cast<std::int32_t>(program.spec.model.layers);
-  // Stage 1's layer → the restored stage's, by layer + 1 (the embedding's −1 and the head's
-  // num_layers map to themselves: the tail names the head's group in every role).
-  std::vector<std::int32_t> to(static_cast<std::size_t>(num_layers) + 2);
   std::vector<Role> restored;
   restored.reserve(program.elided_stages.size());
-  for (Role& shape : program.elided_stages) {
-    std::iota(to.begin(), to.end(), -1);
-    for (std::size_t c = 0; c < built.chunks.size(); ++c)
-      for (std::size_t i = 0; i < built.chunks[c].layers.size(); ++i)
-        to[static_cast<std::size_t>(built.chunks[c].layers[i] + 1)] = shape.chunks[c].layers[i];
-    auto rename = [&](std::vector<Item>& items) {
-      for (Item& it : items)
-        if (it.layer >= -1 && it.layer <= num_layers) it.layer = to[static_cast<std::size_t>(it.layer + 1)];
-    };
-    Role role = built;
-    role.stage = shape.stage;
-    for (std::size_t c = 0; c < role.chunks.size(); ++c) {
-      role.chunks[c].layers = std::move(shape.chunks[c].layers);
-      rename(role.chunks[c].forward);
-      rename(role.chunks[c].backward);
-    }
-    for (auto* list : {&role.prologue, &role.floating, &role.tail, &role.transfers}) rename(*list);
-    restored.push_back(std::move(role));
-  }
+  for (Role& shape : program.elided_stages) restored.push_back(copy_for_stage(program.roles[1], std::move(shape), num_layers));
   // One number per restoration in the process, so that no cache keyed by it sees another
   // program's roles.
   static std::atomic<std::uint64_t> restorations{0};

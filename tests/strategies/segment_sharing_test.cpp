@@ -236,7 +236,7 @@ TEST(DeferredRebuild, GivesTheProgramThatRebuildingAfterEveryPassGives) {
 }
 
 // refresh_templates builds one middle stage of a pipeline and copies it to the others
-// (program.cpp: copy_middle_stage): each role must be what rebuild_role makes of it, its
+// (program.cpp: copy_for_stage): each role must be what rebuild_role makes of it, its
 // items naming its own layers — with interleaved chunks, an uneven split and tensor-parallel
 // collectives in the templates.
 TEST(MiddleStages, CopiedAsRebuildingThemGives) {
