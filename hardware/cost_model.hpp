@@ -31,6 +31,10 @@ struct Kernel {
   double curve_flops = 0;
   bool causal = false;   // FUSED_ATTENTION: a causal mask (the profile's causal curve, if it has one)
   bool dropout = false;  // FUSED_ATTENTION: attention dropout inside the kernel
+  // GEMM: bytes its epilogue moves beyond writing a fresh result, adding the product into an
+  // existing buffer instead (beta 1: a weight gradient accumulated into main_grad). They add
+  // time at the profile's gemm_accumulate_bytes_per_s, beside the roofline of `bytes`.
+  double accumulate_bytes = 0;
 };
 
 class CostModel {

@@ -77,6 +77,7 @@ constexpr CitedRule CITED_RULES[] = {
     {"hbm_capacity_bytes", Rule::POSITIVE, ProfilePart::ALL},
     {"memory_efficiency", Rule::FRACTION, ProfilePart::COMPUTE},
     {"kernel_overhead_s", Rule::NON_NEGATIVE, ProfilePart::COMPUTE},
+    {"gemm_accumulate_bytes_per_s", Rule::POSITIVE, ProfilePart::COMPUTE},
     {"board_power_w", Rule::POSITIVE, ProfilePart::ALL},
     {"nvlink_bytes_per_s", Rule::POSITIVE, ProfilePart::NETWORK},
     {"nvlink_latency_s", Rule::NON_NEGATIVE, ProfilePart::NETWORK},

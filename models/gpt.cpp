@@ -86,6 +86,7 @@ Shape make_shape(const ModelConfig& model, const ShardSpec& shard) {
   x.sp = shard.sequence_parallel;
   x.e = static_cast<double>(shard.bytes_per_element);
   x.li = shard.fp8_linear_inputs ? 1.0 : x.e;
+  x.g = static_cast<double>(shard.main_grad_bytes);
   return x;
 }
 
@@ -113,6 +114,13 @@ Op make_gemm(std::string name, ComputeClass cls, const GemmDims& dims, std::int6
   return op;
 }
 
+Op make_weight_gemm(std::string name, const GemmDims& dims, std::int64_t params, const Shape& x) {
+  Op op = make_gemm(std::move(name), ComputeClass::GEMM, dims, params, x.e);
+  op.wgrad_accumulate_bytes = (2 * x.g - x.e) * static_cast<double>(dims.batch) * static_cast<double>(dims.n) *
+                              static_cast<double>(dims.k);
+  return op;
+}
+
 Op make_elementwise(std::string name, double fwd_bytes, double bwd_bytes, double activation_bytes,
                     std::int64_t params, int fwd_kernels, int bwd_kernels) {
   Op op;
@@ -133,6 +141,7 @@ namespace {
 
 using detail::make_elementwise;
 using detail::make_gemm;
+using detail::make_weight_gemm;
 using detail::Shape;
 
 constexpr double MASK_BYTES = 1;      // dropout masks are bytes (Korthikanti)
@@ -242,7 +251,7 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
   ops.push_back(norm_op(x.gpt ? "ln1" : "attn_norm", x, rep));
 
   {
-    Op qkv = make_gemm("qkv", ComputeClass::GEMM, {1, tokens, qkv_cols, x.h}, x.h * qkv_cols + bias * qkv_cols, e);
+    Op qkv = make_weight_gemm("qkv", {1, tokens, qkv_cols, x.h}, x.h * qkv_cols + bias * qkv_cols, x);
     // Its input (replicated, or sequence-split with SP) and the Q, K, V the attention core keeps.
     qkv.activation_bytes = x.li * rep + e * static_cast<double>(tokens * qkv_cols);
     qkv.fp8_linear = true;
@@ -338,7 +347,7 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
   }
   {
     // Row-parallel: the bias is added after the reduction, so every shard holds all of it.
-    Op proj = make_gemm("proj", ComputeClass::GEMM, {1, tokens, x.h, attn_cols}, attn_cols * x.h + bias * x.h, e);
+    Op proj = make_weight_gemm("proj", {1, tokens, x.h, attn_cols}, attn_cols * x.h + bias * x.h, x);
     proj.activation_bytes = x.li * static_cast<double>(tokens * attn_cols);
     proj.fp8_linear = true;
     ops.push_back(with_boundary(std::move(proj), TpBoundary::EXIT, x));
@@ -347,7 +356,7 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
 
   ops.push_back(norm_op(x.gpt ? "ln2" : "mlp_norm", x, rep));
   {
-    Op fc1 = make_gemm("fc1", ComputeClass::GEMM, {1, tokens, fc1_cols, x.h}, x.h * fc1_cols + bias * fc1_cols, e);
+    Op fc1 = make_weight_gemm("fc1", {1, tokens, fc1_cols, x.h}, x.h * fc1_cols + bias * fc1_cols, x);
     fc1.activation_bytes = x.li * rep;
     fc1.fp8_linear = true;
     ops.push_back(with_boundary(std::move(fc1), TpBoundary::ENTER, x));
@@ -370,7 +379,7 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
     }
   }
   {
-    Op fc2 = make_gemm("fc2", ComputeClass::GEMM, {1, tokens, x.h, x.ffn_shard}, x.ffn_shard * x.h + bias * x.h, e);
+    Op fc2 = make_weight_gemm("fc2", {1, tokens, x.h, x.ffn_shard}, x.ffn_shard * x.h + bias * x.h, x);
     fc2.activation_bytes = x.li * static_cast<double>(tokens * x.ffn_shard);
     fc2.fp8_linear = true;
     ops.push_back(with_boundary(std::move(fc2), TpBoundary::EXIT, x));
@@ -445,9 +454,10 @@ Layer head_layer(const ModelConfig& model, const ShardSpec& shard) {
   layer.ops.push_back(norm_op("final_norm", x, rep));
   {
     // Column-parallel over the vocabulary. Tied: the weight is the word embedding's, held
-    // (and counted) by the embedding layer; its gradient is still computed here.
+    // (and counted) by the embedding layer; its gradient is still computed here, and added
+    // into the embedding's main_grad.
     const std::int64_t params = model.tied_embedding ? 0 : x.vocab_shard * x.h;
-    Op logits = make_gemm("logits", ComputeClass::GEMM, {1, tokens, x.vocab_shard, x.h}, params, e);
+    Op logits = make_weight_gemm("logits", {1, tokens, x.vocab_shard, x.h}, params, x);
     // Its input: 2sbh, /t with sequence parallelism. With the final norm's input this is
     // Korthikanti's 4sbh/t of "output layer + cross-entropy" (stated for SP).
     logits.activation_bytes = e * rep;

@@ -39,6 +39,12 @@ struct Op {
   double fwd_bytes = 0;         // HBM bytes read + written in forward
   double bwd_bytes = 0;         // HBM bytes read + written in backward
   double activation_bytes = 0;  // saved in forward for backward (Korthikanti's accounting)
+  // HBM bytes the weight-gradient GEMM's epilogue moves beyond writing its result, adding it
+  // into the parameter's main_grad buffer instead (Megatron-LM's gradient-accumulation
+  // fusion, on by default: Transformer Engine's fuse_wgrad_accumulation, apex's
+  // fused_weight_gradient_mlp_cuda): it reads and writes the g-byte buffer where a fresh
+  // result would write e bytes, (2g − e) per weight element, every micro-batch.
+  double wgrad_accumulate_bytes = 0;
   std::int64_t params = 0;      // parameters held by this shard
   GemmDims gemm;                // for GEMM and BATCHED_GEMM
   bool selective_recompute = false;  // part of the attention core that selective recompute redoes

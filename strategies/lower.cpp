@@ -153,6 +153,7 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
       k.flops = op.bwd_weight_flops * run;
       k.bytes = op.bwd_bytes / 2;
       k.kernels = 1;
+      k.accumulate_bytes = op.wgrad_accumulate_bytes;
       total += cost.seconds(k);
     }
   }

@@ -8,7 +8,10 @@
 //    e·(m·k + k·n + m·n) per batch element (e = ShardSpec::bytes_per_element). Backward
 //    runs two GEMMs of the same three shapes (input gradient: dY·Wᵀ; weight gradient, or
 //    for the attention core the second input's gradient: Xᵀ·dY), so bwd_bytes = 2·fwd_bytes.
-//    Bias adds are fused into the GEMM epilogue and not counted.
+//    Bias adds are fused into the GEMM epilogue and not counted. A weight GEMM's weight
+//    gradient is added into the g-byte main_grad buffer (read and written) rather than
+//    written in e bytes: Op::wgrad_accumulate_bytes = (2g − e)·n·k, apart from bwd_bytes
+//    because it was measured to add time rather than join the roofline.
 //  * Element-wise: each kernel the framework launches reads its inputs (and parameters)
 //    and writes its outputs once; where Megatron-LM fuses (bias-GeLU, bias-dropout-add,
 //    scaled masked softmax, LayerNorm, SwiGLU, rotary) that is one pass, where it does not
@@ -41,6 +44,7 @@ struct Shape {
   bool sp = false;
   double e = 2;  // bytes per activation / weight element
   double li = 2;  // bytes per element of the input a linear layer saves (1: FP8, ShardSpec)
+  double g = 4;  // bytes per element of the main_grad buffer weight gradients are added into
   // Elements of one [b, s, h] tensor as an element-wise op outside the tensor-parallel
   // region sees it: replicated over the tensor group, or split by sequence parallelism.
   double rep_tokens() const { return sp ? static_cast<double>(b * s) / static_cast<double>(t) : static_cast<double>(b * s); }
@@ -57,6 +61,9 @@ Shape make_shape(const ModelConfig& model, const ShardSpec& shard);
 // A GEMM (weights × activations, cls GEMM) or an attention-core matmul (no weights,
 // cls BATCHED_GEMM), with FLOPs, bytes and dims from the rules above.
 Op make_gemm(std::string name, ComputeClass cls, const GemmDims& dims, std::int64_t params, double e);
+// A linear layer's GEMM (cls GEMM, Y = X·W with W of n × k elements) whose weight gradient
+// is accumulated into main_grad, per the byte rule above.
+Op make_weight_gemm(std::string name, const GemmDims& dims, std::int64_t params, const Shape& x);
 
 // fwd_kernels / bwd_kernels: the launches each direction makes (Op::fwd_kernels).
 Op make_elementwise(std::string name, double fwd_bytes, double bwd_bytes, double activation_bytes,

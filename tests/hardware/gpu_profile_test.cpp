@@ -95,7 +95,7 @@ TEST(GpuProfile, EveryShippedConstantIsPositiveAndCited) {
         }
       }
     }
-    EXPECT_EQ(cited_fields, 25);
+    EXPECT_EQ(cited_fields, 26);
     // Fractions really are fractions.
     EXPECT_LE(p->memory_efficiency().value(), 1.0);
     EXPECT_LE(p->nic_efficiency().value(), 1.0);
@@ -193,6 +193,15 @@ TEST(GpuProfile, ValueOutOfRangePointsAtTheValue) {
   const std::string error = parse_profile(text, "bad.textproto", p);
   const std::string expected = "bad.textproto:" + std::to_string(line_of(text, "value: 1.5")) +
                                ":3: memory_efficiency.value: must be a fraction in (0, 1], got 1.5";
+  EXPECT_EQ(error, expected);
+}
+
+TEST(GpuProfile, AccumulateRateMustBePositive) {
+  const std::string text = replace_once(shipped_text("h100-sxm"), "value: 5.516e12", "value: 0");
+  GpuProfile p;
+  const std::string error = parse_profile(text, "bad.textproto", p);
+  const std::string expected = "bad.textproto:" + std::to_string(line_of(text, "value: 0\n  source: \"the extra")) +
+                               ":3: gemm_accumulate_bytes_per_s.value: must be > 0, got 0";
   EXPECT_EQ(error, expected);
 }
 

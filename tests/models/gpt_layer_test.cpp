@@ -230,6 +230,36 @@ TEST(GptLayer, GemmDimsAndBytes) {
   }
 }
 
+// The weight gradients are added into main_grad (Megatron-LM's gradient-accumulation
+// fusion): each weight GEMM's epilogue reads and writes the g-byte buffer where a fresh
+// result would write 2 bytes: (2g − 2)·n·k extra bytes for a weight of n × k elements.
+// GPT-3 175B at t = 8 (h = 12288): qkv 3h/t·h, proj h·h/t, fc1 4h/t·h, fc2 h·4h/t, together 12h²/t = 226,492,416 weights; fp32 main_grad (g = 4): 6 bytes each,
+// 1,358,954,496; FP16's 2-byte main_grad: 2 bytes each, 452,984,832. The attention core has
+// no weights and accumulates nothing; the logits GEMM adds V/t·h = 6,400·12,288 weights'
+// worth into the (tied) embedding's main_grad: 6 · 78,643,200 = 471,859,200.
+TEST(GptLayer, WeightGradientsAccumulateIntoMainGrad) {
+  const ModelConfig m = gpt3();
+  ShardSpec sh = shard(1, 2048, 8);
+  const auto accumulated = [](const Layer& layer) {
+    double sum = 0;
+    for (const Op& op : layer.ops) sum += op.wgrad_accumulate_bytes;
+    return sum;
+  };
+  const Layer layer = transformer_layer(m, sh);
+  EXPECT_EQ(accumulated(layer), 1'358'954'496.0);
+  EXPECT_EQ(find_op(layer, "qkv").wgrad_accumulate_bytes, 6.0 * 3 * 12288 / 8 * 12288);
+  for (const char* core : {"flash_attention", "attn_scores", "attn_over_v"}) {
+    for (const Op& op : layer.ops)
+      if (op.name == core) EXPECT_EQ(op.wgrad_accumulate_bytes, 0.0) << core;
+  }
+  EXPECT_EQ(find_op(head_layer(m, sh), "logits").wgrad_accumulate_bytes, 471'859'200.0);
+  sh.main_grad_bytes = 2;
+  EXPECT_EQ(accumulated(transformer_layer(m, sh)), 452'984'832.0);
+  // Per weight, not per token: a bigger micro-batch accumulates the same bytes.
+  sh.micro_batch = 4;
+  EXPECT_EQ(accumulated(transformer_layer(m, sh)), 452'984'832.0);
+}
+
 // Every memory-bound kernel of a GPT layer, its head and embedding: bytes and launches
 // against hand counts (2-byte values, 1-byte masks, 4-byte fp32; each pass Megatron-LM
 // makes reads its inputs and writes its outputs once).

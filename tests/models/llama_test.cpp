@@ -140,6 +140,17 @@ TEST(Llama, MemoryBoundKernelBytesAndLaunches) {
          2 * 2 * q + lse + 2 * (qkv + q) + 2 * lse + 2 * 2 * kv + 8 * q + 4 * q + 2 * q, 1, 3);
 }
 
+// Llama-3 70B at t = 8: qkv (64 + 2·8)/8 heads of 128 = 1,280 columns × 8,192, proj
+// 8,192 × 1,024, fc1 (gate and up) 2·28,672/8 = 7,168 × 8,192, fc2 8,192 × 3,584:
+// 8,192 · 13,056 = 106,954,752 weights, 6 extra bytes each into the fp32 main_grad
+// = 641,728,512 (no biases).
+TEST(Llama, WeightGradientsAccumulateIntoMainGrad) {
+  const Layer layer = transformer_layer(*find_preset("llama3-70b"), shard(1, 4096, 8));
+  double sum = 0;
+  for (const Op& op : layer.ops) sum += op.wgrad_accumulate_bytes;
+  EXPECT_EQ(sum, 641'728'512.0);
+}
+
 TEST(Llama, KvHeadsMustSplitOverTensor) {
   const ModelConfig m = *find_preset("llama3-8b");  // 8 KV groups
   EXPECT_NO_THROW(transformer_layer(m, shard(1, 128, 8)));

@@ -1,0 +1,78 @@
+#include "calibration/accumulate_fit.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+#include <tuple>
+
+#include "calibration/csv_rows.hpp"
+
+namespace trainsim::calibration {
+namespace {
+
+constexpr double FP32_BUFFER = 4, BF16 = 2;
+
+std::string read_positive(const std::string& text, const std::string& at, const char* field, double& v) {
+  const char* last = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), last, v);
+  if (ec != std::errc() || p != last || !std::isfinite(v) || v <= 0)
+    return at + field + ": \"" + text + "\" is not a positive number";
+  return "";
+}
+
+}  // namespace
+
+double accumulate_extra_bytes(double m, double n, double buffer_bytes, double result_bytes) {
+  return (2 * buffer_bytes - result_bytes) * m * n;
+}
+
+std::string read_accumulate_csv(const std::string& text, const std::string& origin,
+                                std::vector<AccumulateMeasurement>& out) {
+  static const char* const kHeader = "shape,m,n,k,bf16_out_s,fp32_accumulate_s,bf16_accumulate_s,ratio";
+  bool header_seen = false;
+  const std::size_t before = out.size();
+  const std::string error = read_csv_rows(
+      text, origin, kHeader,
+      [&](const std::vector<std::string>& f, const std::string& at) -> std::string {
+        AccumulateMeasurement r;
+        r.shape = f[0];
+        if (r.shape.empty()) return at + "shape: empty (name the GEMM)";
+        for (const auto& [i, name, v] : {std::tuple{1, "m", &r.m}, std::tuple{2, "n", &r.n}, std::tuple{3, "k", &r.k},
+                                         std::tuple{4, "bf16_out_s", &r.plain_s},
+                                         std::tuple{5, "fp32_accumulate_s", &r.fp32_accumulate_s},
+                                         std::tuple{6, "bf16_accumulate_s", &r.bf16_accumulate_s}}) {
+          if (std::string e = read_positive(f[static_cast<std::size_t>(i)], at, name, *v); !e.empty()) return e;
+        }
+        out.push_back(std::move(r));
+        return "";
+      },
+      &header_seen);
+  if (!error.empty()) return error;
+  if (!header_seen) return origin + ": error: empty file; expected the header \"" + std::string(kHeader) + "\"";
+  if (out.size() == before) return origin + ": error: no measurements";
+  return "";
+}
+
+AccumulateFit fit_accumulate(const std::vector<AccumulateMeasurement>& fit_on,
+                             const std::vector<AccumulateMeasurement>& check) {
+  if (fit_on.empty() || check.empty()) throw std::invalid_argument("fit_accumulate: no measurements");
+  double xx = 0, xy = 0;
+  for (const auto& r : fit_on) {
+    const double x = accumulate_extra_bytes(r.m, r.n, FP32_BUFFER, BF16);
+    xx += x * x;
+    xy += x * (r.fp32_accumulate_s - r.plain_s);
+  }
+  if (!(xy > 0)) throw std::invalid_argument("fit_accumulate: accumulating is not slower than writing");
+  AccumulateFit fit;
+  fit.bytes_per_s = xx / xy;
+  for (const auto& r : check) {
+    const double fp32 = r.plain_s + accumulate_extra_bytes(r.m, r.n, FP32_BUFFER, BF16) / fit.bytes_per_s;
+    const double bf16 = r.plain_s + accumulate_extra_bytes(r.m, r.n, BF16, BF16) / fit.bytes_per_s;
+    fit.fp32_errors.push_back(std::abs(fp32 - r.fp32_accumulate_s) / r.fp32_accumulate_s);
+    fit.bf16_errors.push_back(std::abs(bf16 - r.bf16_accumulate_s) / r.bf16_accumulate_s);
+    fit.without_errors.push_back(std::abs(r.plain_s - r.fp32_accumulate_s) / r.fp32_accumulate_s);
+  }
+  return fit;
+}
+
+}  // namespace trainsim::calibration
