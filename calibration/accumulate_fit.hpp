@@ -9,10 +9,14 @@
 // reads it and writes it back, g·m·n twice, where the plain GEMM writes e·m·n once; those
 // (2g − e)·m·n extra bytes add time at one rate R on top of the plain GEMM. R is fitted on
 // the fp32 rows (g = 4, e = 2) by least squares of the extra time through the origin.
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace trainsim::calibration {
+
+// Shapes the calibrate fit needs: three to fit on after every fourth is held back.
+inline constexpr std::size_t kMinAccumulateShapes = 4;
 
 struct AccumulateMeasurement {
   std::string shape;

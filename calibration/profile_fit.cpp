@@ -205,6 +205,42 @@ std::string fit_memory_into(const CalibrationInput& in, hardware::GpuProfile& p,
   return "";
 }
 
+// Weight-gradient GEMMs adding into an fp32 buffer against writing BF16 (accumulate_fit.hpp):
+// one rate for the extra epilogue bytes sets gemm_accumulate_bytes_per_s, fitted on every
+// shape after every fourth was held back to measure its error.
+std::string fit_accumulate_into(const CalibrationInput& in, hardware::GpuProfile& p, std::string& r) {
+  if (in.accumulate.size() < kMinAccumulateShapes)
+    return in.accumulate_origin + ": error: " + std::to_string(in.accumulate.size()) +
+           " weight-gradient shapes; the fit needs at least " + std::to_string(kMinAccumulateShapes) +
+           " (every fourth is held back)";
+  std::vector<AccumulateMeasurement> fit_on, held;
+  for (std::size_t i = 0; i < in.accumulate.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(in.accumulate[i]);
+  AccumulateFit check, all;
+  try {
+    check = fit_accumulate(fit_on, held);
+    all = fit_accumulate(in.accumulate, in.accumulate);
+  } catch (const std::invalid_argument&) {
+    return in.accumulate_origin +
+           ": error: adding into the fp32 buffer is not slower than writing BF16 over these shapes; nothing to fit "
+           "(measure larger weight-gradient shapes)";
+  }
+  const auto worst = [](const std::vector<double>& e) { return *std::max_element(e.begin(), e.end()); };
+  const std::string held_text =
+      fmt::format("{} of {} shapes held back: median error {}, max {} (without the term {}, {})", held.size(),
+                  in.accumulate.size(), percent(median_of(check.fp32_errors)), percent(worst(check.fp32_errors)),
+                  percent(median_of(check.without_errors)), percent(worst(check.without_errors)));
+  r += fmt::format("weight-gradient GEMMs adding into fp32 from {}: extra epilogue bytes (2*4 - 2)*m*n at one rate; {}\n",
+                   in.accumulate_origin, held_text);
+  r += fmt::format("  gemm_accumulate_bytes_per_s = {:.4g} ({:.3f}x hbm_bytes_per_s)\n", all.bytes_per_s,
+                   all.bytes_per_s / p.hbm_bytes_per_s().value());
+  p.mutable_gemm_accumulate_bytes_per_s()->set_value(all.bytes_per_s);
+  p.mutable_gemm_accumulate_bytes_per_s()->set_source(
+      fmt::format("trainsim calibrate: least squares of the extra time of adding into an fp32 buffer over the extra "
+                  "epilogue bytes, {} weight-gradient shapes of {}; {}",
+                  in.accumulate.size(), in.accumulate_origin, held_text));
+  return "";
+}
+
 // The dense peak the GEMMs of `dtype` are a fraction of (the base profile's datasheet
 // figure); 0 where the GPU has no such units.
 double gemm_peak(const hardware::GpuProfile& base, const std::string& dtype) {
@@ -423,8 +459,16 @@ CalibrationOutput calibrate(const CalibrationInput& in) {
       return out;
     }
   }
-  if (in.logs.empty() && in.gemm_bf16.empty() && in.gemm_other.empty() && in.attention.empty() && in.copies.empty() && in.memory.empty())
-    out.error = "error: nothing to fit (no nccl-tests log, no GEMM, attention, copy or memory measurements)";
+  if (!in.accumulate.empty()) {
+    if (std::string e = fit_accumulate_into(in, p, r); !e.empty()) {
+      out.error = e;
+      return out;
+    }
+  }
+  if (in.logs.empty() && in.gemm_bf16.empty() && in.gemm_other.empty() && in.attention.empty() && in.copies.empty() &&
+      in.memory.empty() && in.accumulate.empty())
+    out.error = "error: nothing to fit (no nccl-tests log, no GEMM, attention, copy, memory or accumulating-GEMM "
+                "measurements)";
   p.set_description(in.base.description() + "; calibrated by trainsim calibrate");
   return out;
 }

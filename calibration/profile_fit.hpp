@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration/accumulate_fit.hpp"
 #include "calibration/attention_fit.hpp"
 #include "calibration/copy_fit.hpp"
 #include "calibration/gemm_fit.hpp"
@@ -37,6 +38,9 @@ struct CalibrationInput {
   bool skip_short_copy_kinds = false;  // a kind with too few sizes is reported, not an error (--measure)
   std::vector<SizedRecord> memory;     // memory.csv: α–β per kernel; copy/elementwise set memory_efficiency
   std::string memory_origin;
+  // scripts/gpu-checks/wgrad_accumulate.cu's table: sets gemm_accumulate_bytes_per_s.
+  std::vector<AccumulateMeasurement> accumulate;
+  std::string accumulate_origin;
 };
 
 // The dtypes gemm_other may hold, in the order calibrate fits them.

@@ -45,10 +45,12 @@ std::string first_data_line(const std::string& text) {
 int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::ostream& err) {
   CalibrateOptions o = options;
   if (!o.measure && o.nccl_tests.empty() && o.gemm_csv.empty() && o.gemm_fp16_csv.empty() && o.gemm_fp8_csv.empty() &&
-      o.gemm_tf32_csv.empty() && o.attention_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty()) {
+      o.gemm_tf32_csv.empty() && o.attention_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty() &&
+      o.accumulate_csv.empty()) {
     err << "error: calibrate: nothing to fit: measure this machine's GPUs with --measure [--quick], or fit recorded "
            "measurements with --nccl-tests LOG, --gemm-csv FILE (BF16; --gemm-fp16-csv, --gemm-fp8-csv, "
-           "--gemm-tf32-csv), --attention-csv FILE, --copies-csv FILE and/or --memory-csv FILE\n";
+           "--gemm-tf32-csv), --attention-csv FILE, --copies-csv FILE, --memory-csv FILE and/or --accumulate-csv "
+           "FILE\n";
     return 1;
   }
   if (!o.phases.empty() && !o.measure) {
@@ -128,6 +130,7 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
   if (!o.attention_csv.empty()) inputs.push_back(o.attention_csv);
   if (!o.copies_csv.empty()) inputs.push_back(o.copies_csv);
   if (!o.memory_csv.empty()) inputs.push_back(o.memory_csv);
+  if (!o.accumulate_csv.empty()) inputs.push_back(o.accumulate_csv);
   if (auto refused = detail::refuse_overwriting_inputs({{"--out", o.out_path}, {"--report", o.report_path}}, inputs)) {
     err << *refused << '\n';
     return 1;
@@ -249,6 +252,18 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
       return 1;
     }
     in.memory_origin = o.memory_csv;
+  }
+  if (!o.accumulate_csv.empty()) {
+    scenarios::InputFile file = scenarios::read_input_file(o.accumulate_csv, kMaxMeasurementBytes);
+    if (!file.ok()) {
+      err << o.accumulate_csv << ": error: cannot read file: " << file.error << '\n';
+      return 1;
+    }
+    if (std::string e = calibration::read_accumulate_csv(file.text, o.accumulate_csv, in.accumulate); !e.empty()) {
+      err << e << '\n';
+      return 1;
+    }
+    in.accumulate_origin = o.accumulate_csv;
   }
   calibration::CalibrationOutput result = calibration::calibrate(in);
   if (!result.error.empty()) {

@@ -22,6 +22,7 @@ struct CalibrateOptions {
   std::string attention_csv;            // fused attention "batch,heads,sequence,head_dim,causal,flops_per_s"
   std::string copies_csv;               // copy times "kind,bytes,seconds" (the harness's copies.csv)
   std::string memory_csv;               // memory-bound kernel times "kind,bytes,seconds" (the harness's memory.csv)
+  std::string accumulate_csv;           // weight-gradient GEMMs adding into fp32 (scripts/gpu-checks/wgrad_accumulate.cu)
   std::string out_path;                 // the profile (.textproto); required
   std::string report_path;              // empty: the report goes to stdout
   bool measure = false;                 // measure the local GPUs first

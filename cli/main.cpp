@@ -149,6 +149,9 @@ int run_main(int argc, char** argv) {
   calibrate_cmd->add_option("--memory-csv", calibrate.memory_csv,
                             "memory-bound kernel times, columns kind,bytes,seconds (kinds elementwise, copy, layernorm, "
                             "…; launch with bytes 0); sets memory_efficiency");
+  calibrate_cmd->add_option("--accumulate-csv", calibrate.accumulate_csv,
+                            "weight-gradient GEMMs adding into fp32 against writing BF16, as "
+                            "scripts/gpu-checks/wgrad_accumulate.cu prints them; sets gemm_accumulate_bytes_per_s");
   calibrate_cmd->add_option("--report", calibrate.report_path, "write the fit report here instead of stdout");
   calibrate_cmd->add_flag("--measure", calibrate.measure,
                           "measure this machine's GPUs first (GEMMs, attention, memory-bound kernels, copies, NCCL), "

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "calibration/gemm_fit.hpp"
 #include "calibration/memory_fit.hpp"
 #include "calibration/profile_fit.hpp"
+#include "cli/calibrate_command.hpp"
 #include "hardware/gpu_profile.hpp"
 #include "tests/calibration/test_data.hpp"
 
@@ -256,6 +260,45 @@ TEST(WgradAccumulation, ShippedHopperRatesAreTheFitsOfTheRecordedTables) {
     const double fitted = fit_accumulate(rows, rows).bytes_per_s;
     EXPECT_NEAR(shipped->gemm_accumulate_bytes_per_s().value(), fitted, 5e-4 * fitted);
   }
+}
+
+// `trainsim calibrate --accumulate-csv` writes the rate the shipped profile carries, with the
+// held-back error in its citation; too few shapes, or a table where accumulating is not
+// slower, is an error naming the file.
+TEST(WgradAccumulation, CalibrateWritesTheFittedRate) {
+  namespace fs = std::filesystem;
+  cli::CalibrateOptions o;
+  o.base = "h100-sxm";
+  o.accumulate_csv = testing::data_path("harness/h100/wgrad-accumulate.csv");
+  o.out_path = (fs::temp_directory_path() / "trainsim_accumulate_fit.textproto").string();
+  std::ostringstream out, err;
+  ASSERT_EQ(cli::calibrate_command(o, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("gemm_accumulate_bytes_per_s = 5.516e+12"), std::string::npos) << out.str();
+  std::ifstream written(o.out_path);
+  std::stringstream text;
+  text << written.rdbuf();
+  hardware::GpuProfile p;
+  ASSERT_EQ(hardware::parse_profile(text.str(), o.out_path, p), "");
+  EXPECT_NEAR(p.gemm_accumulate_bytes_per_s().value(), 5.516e12, 5e-4 * 5.516e12);
+  EXPECT_NE(p.gemm_accumulate_bytes_per_s().source().find("6 of 27 shapes held back: median error 0.90 %"),
+            std::string::npos)
+      << p.gemm_accumulate_bytes_per_s().source();
+
+  const auto fails_with = [&](const std::string& rows, const std::string& message) {
+    const std::string csv = (fs::temp_directory_path() / "trainsim_accumulate_bad.csv").string();
+    std::ofstream(csv) << "shape,m,n,k,bf16_out_s,fp32_accumulate_s,bf16_accumulate_s,ratio\n" << rows;
+    o.accumulate_csv = csv;
+    std::ostringstream o2, e2;
+    EXPECT_EQ(cli::calibrate_command(o, o2, e2), 1);
+    EXPECT_NE(e2.str().find(csv + ": error: " + message), std::string::npos) << e2.str();
+    fs::remove(csv);
+  };
+  fails_with("a,1024,1024,1024,1e-5,2e-5,1e-5,2\nb,2048,1024,1024,2e-5,3e-5,2e-5,1.5\n",
+             "2 weight-gradient shapes; the fit needs at least 4");
+  std::string not_slower;
+  for (int i = 0; i < 4; ++i) not_slower += "s" + std::to_string(i) + ",1024,1024,1024,2e-5,1e-5,2e-5,0.5\n";
+  fails_with(not_slower, "adding into the fp32 buffer is not slower than writing BF16");
+  fs::remove(o.out_path);
 }
 
 TEST(WgradAccumulation, ReadingTheTableNamesTheLineAndField) {
