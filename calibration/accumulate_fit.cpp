@@ -7,6 +7,8 @@
 
 #include "calibration/csv_rows.hpp"
 
+#include <fmt/format.h>
+
 namespace trainsim::calibration {
 namespace {
 
@@ -53,18 +55,30 @@ std::string read_accumulate_csv(const std::string& text, const std::string& orig
   return "";
 }
 
+std::string write_accumulate_csv(const std::vector<AccumulateMeasurement>& rows, const std::string& comment) {
+  std::string out;
+  if (!comment.empty()) out += "# " + comment + "\n";
+  out += "shape,m,n,k,bf16_out_s,fp32_accumulate_s,bf16_accumulate_s,ratio\n";
+  for (const auto& r : rows)
+    out += fmt::format("{},{:.0f},{:.0f},{:.0f},{:.6e},{:.6e},{:.6e},{:.4f}\n", r.shape, r.m, r.n, r.k, r.plain_s,
+                       r.fp32_accumulate_s, r.bf16_accumulate_s, r.fp32_accumulate_s / r.plain_s);
+  return out;
+}
+
 AccumulateFit fit_accumulate(const std::vector<AccumulateMeasurement>& fit_on,
                              const std::vector<AccumulateMeasurement>& check) {
   if (fit_on.empty() || check.empty()) throw std::invalid_argument("fit_accumulate: no measurements");
-  double xx = 0, xy = 0;
+  // Relative residuals, (plain + x/R − measured) / measured, as the α–β fits weigh theirs:
+  // absolute ones let the few largest weights (a vocabulary's logits) set R alone.
+  double ww = 0, wy = 0;
   for (const auto& r : fit_on) {
-    const double x = accumulate_extra_bytes(r.m, r.n, FP32_BUFFER, BF16);
-    xx += x * x;
-    xy += x * (r.fp32_accumulate_s - r.plain_s);
+    const double w = accumulate_extra_bytes(r.m, r.n, FP32_BUFFER, BF16) / r.fp32_accumulate_s;
+    ww += w * w;
+    wy += w * (r.fp32_accumulate_s - r.plain_s) / r.fp32_accumulate_s;
   }
-  if (!(xy > 0)) throw std::invalid_argument("fit_accumulate: accumulating is not slower than writing");
+  if (!(wy > 0)) throw std::invalid_argument("fit_accumulate: accumulating is not slower than writing");
   AccumulateFit fit;
-  fit.bytes_per_s = xx / xy;
+  fit.bytes_per_s = ww / wy;
   for (const auto& r : check) {
     const double fp32 = r.plain_s + accumulate_extra_bytes(r.m, r.n, FP32_BUFFER, BF16) / fit.bytes_per_s;
     const double bf16 = r.plain_s + accumulate_extra_bytes(r.m, r.n, BF16, BF16) / fit.bytes_per_s;

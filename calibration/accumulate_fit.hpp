@@ -8,7 +8,7 @@
 // Model (hardware/profile.proto, gemm_accumulate_bytes_per_s): adding into a g-byte buffer
 // reads it and writes it back, g·m·n twice, where the plain GEMM writes e·m·n once; those
 // (2g − e)·m·n extra bytes add time at one rate R on top of the plain GEMM. R is fitted on
-// the fp32 rows (g = 4, e = 2) by least squares of the extra time through the origin.
+// the fp32 rows (g = 4, e = 2) by least squares of the relative time residuals.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -41,6 +41,10 @@ double accumulate_extra_bytes(double m, double n, double buffer_bytes, double re
 // '#' lines skipped). Appends to `out`; returns "" or an error naming origin, line and field.
 [[nodiscard]] std::string read_accumulate_csv(const std::string& text, const std::string& origin,
                                               std::vector<AccumulateMeasurement>& out);
+
+// The table in the same columns (`# comment` first, when given); shape names must hold no comma.
+[[nodiscard]] std::string write_accumulate_csv(const std::vector<AccumulateMeasurement>& rows,
+                                               const std::string& comment = "");
 
 // R fitted on `fit_on`, its errors measured on `check` (both non-empty).
 AccumulateFit fit_accumulate(const std::vector<AccumulateMeasurement>& fit_on,

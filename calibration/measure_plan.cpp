@@ -44,11 +44,14 @@ std::vector<std::int64_t> preset_head_dims() {
 
 }  // namespace
 
-std::vector<GemmShape> model_gemm_shapes(const std::vector<std::string>& presets, const std::vector<std::int64_t>& tensor,
-                                         const std::vector<std::int64_t>& micro_batches,
-                                         const std::vector<std::int64_t>& sequences) {
-  auto less = [](const GemmShape& a, const GemmShape& b) { return operator_less(a, b); };
-  std::set<GemmShape, decltype(less)> shapes(less);
+namespace {
+
+// Calls `each` with the GEMM dims of every linear layer (cls GEMM) of `presets`' transformer
+// and head layers under each tensor degree, micro-batch and sequence they allow.
+template <typename Each>
+void for_each_linear_gemm(const std::vector<std::string>& presets, const std::vector<std::int64_t>& tensor,
+                          const std::vector<std::int64_t>& micro_batches, const std::vector<std::int64_t>& sequences,
+                          Each&& each) {
   for (const auto& name : presets) {
     auto model = models::find_preset(name);
     if (!model) throw std::invalid_argument("model_gemm_shapes: unknown preset \"" + name + "\"");
@@ -67,19 +70,39 @@ std::vector<GemmShape> model_gemm_shapes(const std::vector<std::string>& presets
           } catch (const std::invalid_argument&) {
             continue;
           }
-          for (const auto& layer : layers) {
-            for (const auto& op : layer.ops) {
-              if (op.cls != models::ComputeClass::GEMM) continue;
-              const auto& g = op.gemm;
-              shapes.insert({g.batch, g.m, g.n, g.k});  // forward: [m×k]·[k×n]
-              shapes.insert({g.batch, g.m, g.k, g.n});  // input gradient: [m×n]·[n×k]
-              shapes.insert({g.batch, g.k, g.n, g.m});  // weight gradient: [k×m]·[m×n]
-            }
-          }
+          for (const auto& layer : layers)
+            for (const auto& op : layer.ops)
+              if (op.cls == models::ComputeClass::GEMM) each(op.gemm);
         }
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<GemmShape> model_gemm_shapes(const std::vector<std::string>& presets, const std::vector<std::int64_t>& tensor,
+                                         const std::vector<std::int64_t>& micro_batches,
+                                         const std::vector<std::int64_t>& sequences) {
+  auto less = [](const GemmShape& a, const GemmShape& b) { return operator_less(a, b); };
+  std::set<GemmShape, decltype(less)> shapes(less);
+  for_each_linear_gemm(presets, tensor, micro_batches, sequences, [&](const models::GemmDims& g) {
+    shapes.insert({g.batch, g.m, g.n, g.k});  // forward: [m×k]·[k×n]
+    shapes.insert({g.batch, g.m, g.k, g.n});  // input gradient: [m×n]·[n×k]
+    shapes.insert({g.batch, g.k, g.n, g.m});  // weight gradient: [k×m]·[m×n]
+  });
+  return {shapes.begin(), shapes.end()};
+}
+
+std::vector<GemmShape> model_weight_gradient_shapes(const std::vector<std::string>& presets,
+                                                    const std::vector<std::int64_t>& tensor,
+                                                    const std::vector<std::int64_t>& micro_batches,
+                                                    const std::vector<std::int64_t>& sequences) {
+  auto less = [](const GemmShape& a, const GemmShape& b) { return operator_less(a, b); };
+  std::set<GemmShape, decltype(less)> shapes(less);
+  for_each_linear_gemm(presets, tensor, micro_batches, sequences, [&](const models::GemmDims& g) {
+    shapes.insert({1, g.n, g.k, g.m});  // dW: output features × input features over the tokens
+  });
   return {shapes.begin(), shapes.end()};
 }
 
@@ -104,6 +127,11 @@ MeasurePlan make_measure_plan(bool quick) {
     if (i < model.size()) p.gemm_shapes.push_back(model[i++]);
     if (j < grid.size()) p.gemm_shapes.push_back(grid[j++]);
   }
+
+  // The weight gradients at micro-batch 1 and 2 (the reduction, tokens, is what sets how much
+  // of the accumulating epilogue the main loop hides), an even sample spread over the range.
+  p.accumulate_shapes = spread_order(
+      thin_out(model_weight_gradient_shapes(models::preset_names(), tensor, {1, 2}, sequences), quick ? 32 : 128));
 
   const std::vector<std::int64_t> seqs =
       quick ? std::vector<std::int64_t>{1024, 2048, 4096, 8192} : powers_of_two(256, 16384, 1);
@@ -139,10 +167,12 @@ MeasurePlan make_measure_plan(bool quick) {
     p.attention_s = 80;
     p.memory_s = 40;
     p.copy_s = 40;
-    p.collective_s = 110;  // only with 2 GPUs or more
+    p.accumulate_s = 30;
+    p.collective_s = 80;  // only with 2 GPUs or more
   } else {
     p.total_s = 4 * 3600;
     p.gemm_s_per_dtype = 2700;
+    p.accumulate_s = 600;
     p.attention_s = 1200;
     p.memory_s = 600;
     p.copy_s = 600;
@@ -157,6 +187,7 @@ const char* measure_phase_name(MeasurePhase phase) {
     case MeasurePhase::GemmFp16: return "gemm-fp16";
     case MeasurePhase::GemmFp8: return "gemm-fp8";
     case MeasurePhase::GemmTf32: return "gemm-tf32";
+    case MeasurePhase::GemmAccumulate: return "gemm-accumulate";
     case MeasurePhase::AttentionFused: return "attention-fused";
     case MeasurePhase::AttentionUnfused: return "attention-unfused";
     case MeasurePhase::Memory: return "memory";

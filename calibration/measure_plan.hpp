@@ -22,12 +22,14 @@ struct AttentionProblem {
 struct MeasurePlan {
   bool quick = false;
   std::vector<GemmShape> gemm_shapes;               // b = 1: dense layers
+  // Weight gradients added into fp32 (m = output features, n = input features, k = tokens).
+  std::vector<GemmShape> accumulate_shapes;
   std::vector<AttentionProblem> attention;          // the unfused path's kernels per problem
   std::vector<std::int64_t> memory_kernel_bytes;    // bytes each memory-bound kernel moves
   std::vector<std::int64_t> copy_bytes;             // host↔device, device↔device, peer
   std::vector<std::int64_t> collective_bytes;       // nccl-tests' size: 8 B … 4 GiB
   // Seconds each phase may take at most; a phase also stops at the whole run's deadline.
-  double gemm_s_per_dtype = 0, attention_s = 0, memory_s = 0, copy_s = 0, collective_s = 0;
+  double gemm_s_per_dtype = 0, accumulate_s = 0, attention_s = 0, memory_s = 0, copy_s = 0, collective_s = 0;
   double total_s = 0;
 };
 
@@ -44,14 +46,25 @@ inline constexpr std::int64_t kTrainingSequences[] = {2048, 4096, 8192};
                                                        const std::vector<std::int64_t>& micro_batches,
                                                        const std::vector<std::int64_t>& sequences);
 
+// The weight-gradient GEMMs of the same layers, as the accumulate phase measures them
+// (calibration/accumulate_fit.hpp): output features × input features, reduced over the
+// tokens, b = 1. Sorted, without duplicates.
+[[nodiscard]] std::vector<GemmShape> model_weight_gradient_shapes(const std::vector<std::string>& presets,
+                                                                  const std::vector<std::int64_t>& tensor,
+                                                                  const std::vector<std::int64_t>& micro_batches,
+                                                                  const std::vector<std::int64_t>& sequences);
+
 // The harness's phases, in the order it runs them. A run may measure only some of them
 // (`calibrate --measure --phases gemm-bf16,memory`): to re-measure what changed, or to keep a
 // short lease on a GPU machine for what matters most.
-enum class MeasurePhase { GemmBf16, GemmFp16, GemmFp8, GemmTf32, AttentionFused, AttentionUnfused, Memory, Copies, Collectives };
+enum class MeasurePhase {
+  GemmBf16, GemmFp16, GemmFp8, GemmTf32, GemmAccumulate, AttentionFused, AttentionUnfused, Memory, Copies, Collectives
+};
 inline constexpr MeasurePhase kMeasurePhases[] = {
-    MeasurePhase::GemmBf16,       MeasurePhase::GemmFp16,         MeasurePhase::GemmFp8,
-    MeasurePhase::GemmTf32,       MeasurePhase::AttentionFused,   MeasurePhase::AttentionUnfused,
-    MeasurePhase::Memory,         MeasurePhase::Copies,           MeasurePhase::Collectives};
+    MeasurePhase::GemmBf16,       MeasurePhase::GemmFp16,       MeasurePhase::GemmFp8,
+    MeasurePhase::GemmTf32,       MeasurePhase::GemmAccumulate, MeasurePhase::AttentionFused,
+    MeasurePhase::AttentionUnfused, MeasurePhase::Memory,       MeasurePhase::Copies,
+    MeasurePhase::Collectives};
 [[nodiscard]] const char* measure_phase_name(MeasurePhase phase);
 
 // The set of phases a run measures; the default is every phase.

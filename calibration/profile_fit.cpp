@@ -235,8 +235,8 @@ std::string fit_accumulate_into(const CalibrationInput& in, hardware::GpuProfile
                    all.bytes_per_s / p.hbm_bytes_per_s().value());
   p.mutable_gemm_accumulate_bytes_per_s()->set_value(all.bytes_per_s);
   p.mutable_gemm_accumulate_bytes_per_s()->set_source(
-      fmt::format("trainsim calibrate: least squares of the extra time of adding into an fp32 buffer over the extra "
-                  "epilogue bytes, {} weight-gradient shapes of {}; {}",
+      fmt::format("trainsim calibrate: the extra time of adding into an fp32 buffer over the extra epilogue bytes, "
+                  "least squares of the relative time residuals over {} weight-gradient shapes of {}; {}",
                   in.accumulate.size(), in.accumulate_origin, held_text));
   return "";
 }

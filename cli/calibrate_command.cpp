@@ -91,8 +91,9 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
     calibration::cuda::MeasureResult m = calibration::cuda::measure(mo, out, err);
     if (m.status != 0) return 1;
     // Fit what was measured: the GEMMs of every dtype (the cost model's GEMM curve for
-    // that dtype), the copies (pcie_bytes_per_s), the memory-bound kernels
-    // (memory_efficiency) and every collective log; the other files stay as raw data.
+    // that dtype), the accumulating GEMMs (gemm_accumulate_bytes_per_s), the copies
+    // (pcie_bytes_per_s), the memory-bound kernels (memory_efficiency) and every collective
+    // log; the other files stay as raw data.
     namespace fs = std::filesystem;
     for (auto [name, path] : {std::pair{"gemm-bf16.csv", &o.gemm_csv}, std::pair{"gemm-fp16.csv", &o.gemm_fp16_csv},
                               std::pair{"gemm-fp8.csv", &o.gemm_fp8_csv}, std::pair{"gemm-tf32.csv", &o.gemm_tf32_csv}}) {
@@ -103,6 +104,8 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
     if (fs::exists(fs::path(dir) / "attention.csv")) o.attention_csv = (fs::path(dir) / "attention.csv").string();
     if (fs::exists(fs::path(dir) / "copies.csv")) o.copies_csv = (fs::path(dir) / "copies.csv").string();
     if (fs::exists(fs::path(dir) / "memory.csv")) o.memory_csv = (fs::path(dir) / "memory.csv").string();
+    if (fs::exists(fs::path(dir) / "wgrad-accumulate.csv"))
+      o.accumulate_csv = (fs::path(dir) / "wgrad-accumulate.csv").string();
     std::vector<std::string> logs;
     if (fs::is_directory(fs::path(dir) / "nccl"))
       for (const auto& entry : fs::directory_iterator(fs::path(dir) / "nccl"))
@@ -110,7 +113,8 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
     std::sort(logs.begin(), logs.end());  // directory order is not deterministic
     o.nccl_tests.insert(o.nccl_tests.end(), logs.begin(), logs.end());
     if (o.nccl_tests.empty() && o.gemm_csv.empty() && o.gemm_fp16_csv.empty() && o.gemm_fp8_csv.empty() &&
-        o.gemm_tf32_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty() && o.attention_csv.empty()) {
+        o.gemm_tf32_csv.empty() && o.copies_csv.empty() && o.memory_csv.empty() && o.attention_csv.empty() &&
+        o.accumulate_csv.empty()) {
       err << "error: calibrate --measure: the run measured nothing that can be fitted (see " << dir << "/run.csv)\n";
       return 1;
     }
@@ -264,6 +268,12 @@ int calibrate_command(const CalibrateOptions& options, std::ostream& out, std::o
       return 1;
     }
     in.accumulate_origin = o.accumulate_csv;
+    if (o.measure && in.accumulate.size() < calibration::kMinAccumulateShapes) {
+      // A run cut by its time budget: too few shapes to hold any back.
+      err << o.accumulate_csv << ": note: " << in.accumulate.size() << " weight-gradient shapes measured; the fit needs "
+          << calibration::kMinAccumulateShapes << ": gemm_accumulate_bytes_per_s left as the base profile's\n";
+      in.accumulate.clear();
+    }
   }
   calibration::CalibrationOutput result = calibration::calibrate(in);
   if (!result.error.empty()) {

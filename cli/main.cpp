@@ -161,7 +161,8 @@ int run_main(int argc, char** argv) {
                             "with --measure: folder for the raw measurements (default: <out>.measurements)");
   calibrate_cmd->add_option("--phases", calibrate.phases,
                             "with --measure: only these phases, comma-separated (gemm-bf16, gemm-fp16, gemm-fp8, "
-                            "gemm-tf32, attention-fused, attention-unfused, memory, copies, collectives; default: all)");
+                            "gemm-tf32, gemm-accumulate, attention-fused, attention-unfused, memory, copies, collectives; "
+                            "default: all)");
 
   CLI11_PARSE(app, argc, argv);
 

@@ -55,7 +55,7 @@ Elem input_elem(GemmDtype d) {
 Elem output_elem(GemmDtype d) { return d == GemmDtype::FP8 ? Elem::BF16 : input_elem(d); }
 
 LtGemm::LtGemm(cublasLtHandle_t handle, GemmDtype dtype, std::int64_t batch, std::int64_t m, std::int64_t n,
-               std::int64_t k, void* workspace, std::size_t workspace_bytes)
+               std::int64_t k, void* workspace, std::size_t workspace_bytes, std::optional<Elem> output)
     : handle_(handle), workspace_(workspace), workspace_bytes_(workspace_bytes) {
   const cublasComputeType_t compute = dtype == GemmDtype::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   TRAINSIM_CHECK(lt().cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F));
@@ -64,7 +64,7 @@ LtGemm::LtGemm(cublasLtHandle_t handle, GemmDtype dtype, std::int64_t batch, std
   TRAINSIM_CHECK(lt().cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
   a_ = layout(input_elem(dtype), k, m, batch);
   b_ = layout(input_elem(dtype), k, n, batch);
-  d_ = layout(output_elem(dtype), m, n, batch);
+  d_ = layout(output.value_or(output_elem(dtype)), m, n, batch);
   cublasLtMatmulPreference_t pref = nullptr;
   TRAINSIM_CHECK(lt().cublasLtMatmulPreferenceCreate(&pref));
   TRAINSIM_CHECK(lt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
@@ -88,8 +88,7 @@ LtGemm::~LtGemm() {
   if (op_) lt().cublasLtMatmulDescDestroy(op_);
 }
 
-void LtGemm::run(const void* a, const void* b, void* d, float alpha, cudaStream_t stream) const {
-  const float beta = 0;
+void LtGemm::run(const void* a, const void* b, void* d, float alpha, cudaStream_t stream, float beta) const {
   TRAINSIM_CHECK(lt().cublasLtMatmul(handle_, op_, &alpha, a, a_, b, b_, &beta, d, d_, d, d_, &algo_, workspace_,
                                 workspace_bytes_, stream));
 }

@@ -77,6 +77,16 @@ MeasureResult measure(const MeasureOptions& o, std::ostream& out, std::ostream& 
       if (!rows.empty()) write_file(dir / fmt::format("gemm-{}.csv", name), write_gemm_csv(name, run, rows));
       out << fmt::format("  {} shapes measured\n", rows.size());
     }
+    if (o.phases.has(MeasurePhase::GemmAccumulate)) {
+      out << fmt::format("gemm accumulate: {} weight-gradient shapes planned\n", plan.accumulate_shapes.size());
+      auto rows = detail::measure_accumulating_gemms(phase(plan.accumulate_s), plan.accumulate_shapes);
+      if (!rows.empty())
+        write_file(dir / "wgrad-accumulate.csv",
+                   write_accumulate_csv(rows, fmt::format("{}, weight gradients adding into fp32 and BF16 "
+                                                          "(cuBLASLt beta 1) against writing BF16",
+                                                          gpu.name)));
+      out << fmt::format("  {} shapes measured\n", rows.size());
+    }
     // The attention budget is shared: half for cuDNN's fused kernels (what training runs
     // use, and what the profile's attention curve is fitted from), half for the unfused path.
     std::vector<AttentionRecord> attention;

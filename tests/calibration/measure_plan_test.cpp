@@ -75,6 +75,25 @@ TEST(MeasurePlan, QuickPlanFitsTenMinutesAndCoversTheRanges) {
     for (const AttentionProblem& a : p->attention) EXPECT_EQ(a.batch * a.sequence, 16384) << a.sequence;
 }
 
+// The accumulate phase's shapes are the presets' weight gradients: output features × input
+// features over the tokens (GPT-3's fc1 at t = 8, micro-batch 1: 6144 × 12288 over 2048).
+TEST(MeasurePlan, AccumulateShapesAreWeightGradients) {
+  const auto all = model_weight_gradient_shapes({"gpt3-175b"}, {8}, {1}, {2048});
+  ASSERT_EQ(all.size(), 5u);  // qkv, proj, fc1, fc2, logits
+  const auto has_shape = [&](GemmShape s) {
+    return std::any_of(all.begin(), all.end(), [&](const GemmShape& g) { return g.b == s.b && g.m == s.m && g.n == s.n && g.k == s.k; });
+  };
+  EXPECT_TRUE(has_shape({1, 6144, 12288, 2048}));   // fc1
+  EXPECT_TRUE(has_shape({1, 12288, 6144, 2048}));   // fc2
+  EXPECT_TRUE(has_shape({1, 6400, 12288, 2048}));   // logits, V/t = 6400
+  const MeasurePlan q = make_measure_plan(true), f = make_measure_plan(false);
+  EXPECT_EQ(q.accumulate_shapes.size(), 32u);
+  EXPECT_GT(f.accumulate_shapes.size(), q.accumulate_shapes.size());
+  EXPECT_GT(q.accumulate_s, 0);
+  EXPECT_DOUBLE_EQ(q.gemm_s_per_dtype * 4 + q.accumulate_s + q.attention_s + q.memory_s + q.copy_s + q.collective_s,
+                   q.total_s);
+}
+
 TEST(MeasurePlan, SpreadOrderIsAPermutationWhosePrefixesSpanTheRange) {
   std::vector<int> v(10);
   std::iota(v.begin(), v.end(), 0);
@@ -111,7 +130,8 @@ TEST(MeasurePlan, PhasesParseFromAListOfNames) {
     ADD_FAILURE() << "an unknown phase was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("unknown phase \"gemm-int8\" (valid: gemm-bf16, gemm-fp16, gemm-fp8, gemm-tf32, "
-                                         "attention-fused, attention-unfused, memory, copies, collectives)"),
+                                         "gemm-accumulate, attention-fused, attention-unfused, memory, copies, "
+                                         "collectives)"),
               std::string::npos)
         << e.what();
   }

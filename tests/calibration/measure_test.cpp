@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "calibration/accumulate_fit.hpp"
 #include "calibration/attention_records.hpp"
 #include "calibration/memory_fit.hpp"
 #include "calibration/nccl_tests_log.hpp"
@@ -93,6 +94,28 @@ TEST(Measure, AShortRunOnAGpuWritesFilesTheFitsRead) {
       EXPECT_TRUE(std::holds_alternative<NcclTestsLog>(log)) << entry.path();
     }
   }
+}
+
+// The accumulate phase alone: weight-gradient shapes timed three ways, in the table
+// `calibrate --accumulate-csv` reads, whose fit prices held-back shapes within 5 % (median).
+TEST(Measure, AccumulatingGemmsOnAGpuGiveTheTableTheFitReads) {
+  if (cuda_device_count() <= 0) GTEST_SKIP() << "no CUDA GPU on this machine: the harness cannot run here";
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_measure_accumulate";
+  std::filesystem::remove_all(dir);
+  std::ostringstream out, err;
+  MeasureResult r = measure({true, dir.string(), 45, MeasurePhases::parse("gemm-accumulate")}, out, err);
+  ASSERT_EQ(r.status, 0) << err.str();
+  std::vector<AccumulateMeasurement> rows;
+  ASSERT_EQ(read_accumulate_csv(slurp(dir / "wgrad-accumulate.csv"), "wgrad-accumulate.csv", rows), "");
+  ASSERT_GE(rows.size(), kMinAccumulateShapes);
+  std::vector<AccumulateMeasurement> fit_on, held;
+  for (std::size_t i = 0; i < rows.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(rows[i]);
+  const AccumulateFit f = fit_accumulate(fit_on, held);
+  std::vector<double> e = f.fp32_errors;
+  std::sort(e.begin(), e.end());
+  std::printf("%zu weight-gradient shapes: %.4g B/s; held back median %.2f %%\n", rows.size(), f.bytes_per_s,
+              100 * e[e.size() / 2]);
+  EXPECT_LE(e[e.size() / 2], 0.05);
 }
 
 }  // namespace

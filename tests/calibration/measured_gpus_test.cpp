@@ -246,6 +246,25 @@ TEST(WgradAccumulation, OneRateForTheExtraBytesGivesHeldBackTimes) {
   }
 }
 
+// The harness's own phase (`calibrate --measure --phases gemm-accumulate`, 32 weight-gradient
+// shapes of the presets, a vocabulary's logits among them) on the same H100 model: its
+// held-back shapes within 5 % (median), and its rate within 15 % of the script's.
+TEST(WgradAccumulation, TheHarnessPhaseAgreesWithTheScriptsShapes) {
+  std::vector<AccumulateMeasurement> harness, script;
+  ASSERT_EQ(read_accumulate_csv(testing::read_data("harness/h100/wgrad-accumulate-harness.csv"), "harness.csv", harness), "");
+  ASSERT_EQ(read_accumulate_csv(testing::read_data("harness/h100/wgrad-accumulate.csv"), "script.csv", script), "");
+  ASSERT_EQ(harness.size(), 32u);
+  std::vector<AccumulateMeasurement> fit_on, held;
+  for (std::size_t i = 0; i < harness.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(harness[i]);
+  const AccumulateFit f = fit_accumulate(fit_on, held);
+  const double harness_rate = fit_accumulate(harness, harness).bytes_per_s;
+  const double script_rate = fit_accumulate(script, script).bytes_per_s;
+  std::printf("harness: %.4g B/s, held back median %.2f %%; script: %.4g B/s\n", harness_rate,
+              100 * median_of(f.fp32_errors), script_rate);
+  EXPECT_LE(median_of(f.fp32_errors), 0.05);
+  EXPECT_NEAR(harness_rate, script_rate, 0.15 * script_rate);
+}
+
 // The shipped Hopper profiles carry the rate fitted on every recorded shape (to the four
 // digits they are written with); the H800 reads the H100's.
 TEST(WgradAccumulation, ShippedHopperRatesAreTheFitsOfTheRecordedTables) {
@@ -273,14 +292,14 @@ TEST(WgradAccumulation, CalibrateWritesTheFittedRate) {
   o.out_path = (fs::temp_directory_path() / "trainsim_accumulate_fit.textproto").string();
   std::ostringstream out, err;
   ASSERT_EQ(cli::calibrate_command(o, out, err), 0) << err.str();
-  EXPECT_NE(out.str().find("gemm_accumulate_bytes_per_s = 5.516e+12"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("gemm_accumulate_bytes_per_s = 4.649e+12"), std::string::npos) << out.str();
   std::ifstream written(o.out_path);
   std::stringstream text;
   text << written.rdbuf();
   hardware::GpuProfile p;
   ASSERT_EQ(hardware::parse_profile(text.str(), o.out_path, p), "");
-  EXPECT_NEAR(p.gemm_accumulate_bytes_per_s().value(), 5.516e12, 5e-4 * 5.516e12);
-  EXPECT_NE(p.gemm_accumulate_bytes_per_s().source().find("6 of 27 shapes held back: median error 0.90 %"),
+  EXPECT_NEAR(p.gemm_accumulate_bytes_per_s().value(), 4.649e12, 5e-4 * 4.649e12);
+  EXPECT_NE(p.gemm_accumulate_bytes_per_s().source().find("6 of 27 shapes held back: median error 2.16 %"),
             std::string::npos)
       << p.gemm_accumulate_bytes_per_s().source();
 
@@ -299,6 +318,19 @@ TEST(WgradAccumulation, CalibrateWritesTheFittedRate) {
   for (int i = 0; i < 4; ++i) not_slower += "s" + std::to_string(i) + ",1024,1024,1024,2e-5,1e-5,2e-5,0.5\n";
   fails_with(not_slower, "adding into the fp32 buffer is not slower than writing BF16");
   fs::remove(o.out_path);
+}
+
+TEST(WgradAccumulation, TheHarnessTableReadsBackAsWritten) {
+  std::vector<AccumulateMeasurement> rows;
+  ASSERT_EQ(read_accumulate_csv(testing::read_data("harness/h100/wgrad-accumulate.csv"), "w.csv", rows), "");
+  std::vector<AccumulateMeasurement> again;
+  ASSERT_EQ(read_accumulate_csv(write_accumulate_csv(rows, "H100"), "again.csv", again), "");
+  ASSERT_EQ(again.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(again[i].shape, rows[i].shape);
+    EXPECT_EQ(again[i].m, rows[i].m);
+    EXPECT_NEAR(again[i].fp32_accumulate_s, rows[i].fp32_accumulate_s, 1e-6 * rows[i].fp32_accumulate_s);
+  }
 }
 
 TEST(WgradAccumulation, ReadingTheTableNamesTheLineAndField) {

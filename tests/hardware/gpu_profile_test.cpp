@@ -197,7 +197,7 @@ TEST(GpuProfile, ValueOutOfRangePointsAtTheValue) {
 }
 
 TEST(GpuProfile, AccumulateRateMustBePositive) {
-  const std::string text = replace_once(shipped_text("h100-sxm"), "value: 5.516e12", "value: 0");
+  const std::string text = replace_once(shipped_text("h100-sxm"), "value: 4.649e12", "value: 0");
   GpuProfile p;
   const std::string error = parse_profile(text, "bad.textproto", p);
   const std::string expected = "bad.textproto:" + std::to_string(line_of(text, "value: 0\n  source: \"the extra")) +

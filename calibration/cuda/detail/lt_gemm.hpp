@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "calibration/cuda/detail/kernels.hpp"
@@ -22,15 +23,18 @@ Elem output_elem(GemmDtype d);        // C and D: BF16 for FP8 inputs (Transform
 class LtGemm {
  public:
   // Plans the GEMM; returns false with `why` when cuBLASLt offers no algorithm for it.
+  // `output`: C and D's element type; the default is output_elem(dtype) (an fp32 output of
+  // BF16 inputs is a weight gradient added into Megatron-LM's fp32 main_grad).
   LtGemm(cublasLtHandle_t handle, GemmDtype dtype, std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k,
-         void* workspace, std::size_t workspace_bytes);
+         void* workspace, std::size_t workspace_bytes, std::optional<Elem> output = std::nullopt);
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
   ~LtGemm();
   [[nodiscard]] bool ok() const { return ok_; }
   [[nodiscard]] const std::string& why() const { return why_; }
-  // Operands strided by one matrix each over the batch.
-  void run(const void* a, const void* b, void* d, float alpha, cudaStream_t stream) const;
+  // Operands strided by one matrix each over the batch. beta 1 adds the product into D
+  // (C = D) instead of overwriting it.
+  void run(const void* a, const void* b, void* d, float alpha, cudaStream_t stream, float beta = 0) const;
 
  private:
   cublasLtHandle_t handle_;

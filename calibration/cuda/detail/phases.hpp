@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration/accumulate_fit.hpp"
 #include "calibration/cuda/detail/lt_gemm.hpp"
 #include "calibration/measure_output.hpp"
 #include "calibration/measure_plan.hpp"
@@ -28,6 +29,8 @@ RunRecord describe_run(int device_count, bool quick);
 void read_clocks(RunRecord& run);
 
 std::vector<GemmMeasurement> measure_gemms(const Phase& phase, GemmDtype dtype, const std::vector<GemmShape>& shapes);
+// Weight-gradient shapes (m × n over k tokens) writing BF16, adding into fp32 and into BF16.
+std::vector<AccumulateMeasurement> measure_accumulating_gemms(const Phase& phase, const std::vector<GemmShape>& shapes);
 std::vector<AttentionRecord> measure_attention(const Phase& phase, const std::vector<AttentionProblem>& problems);
 #ifdef TRAINSIM_HAVE_CUDNN
 // cuDNN's fused scaled-dot-product attention, forward and backward (sdpa_phase.cpp; built
