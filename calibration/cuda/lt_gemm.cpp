@@ -93,4 +93,17 @@ void LtGemm::run(const void* a, const void* b, void* d, float alpha, cudaStream_
                                 workspace_bytes_, stream));
 }
 
+LtSession::LtSession() {
+  TRAINSIM_CHECK(lt().cublasLtCreate(&handle_));
+  if (const cudaError_t e = cudaStreamCreate(&stream_); e != cudaSuccess) {
+    lt().cublasLtDestroy(handle_);
+    TRAINSIM_CHECK(e);
+  }
+}
+
+LtSession::~LtSession() {
+  cudaStreamDestroy(stream_);
+  lt().cublasLtDestroy(handle_);
+}
+
 }  // namespace trainsim::calibration::cuda::detail

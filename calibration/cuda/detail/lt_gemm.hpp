@@ -47,4 +47,19 @@ class LtGemm {
   std::string why_;
 };
 
+// A cuBLASLt handle and a stream for one phase, released however the phase ends.
+class LtSession {
+ public:
+  LtSession();
+  LtSession(const LtSession&) = delete;
+  LtSession& operator=(const LtSession&) = delete;
+  ~LtSession();
+  [[nodiscard]] cublasLtHandle_t handle() const { return handle_; }
+  [[nodiscard]] cudaStream_t stream() const { return stream_; }
+
+ private:
+  cublasLtHandle_t handle_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+
 }  // namespace trainsim::calibration::cuda::detail

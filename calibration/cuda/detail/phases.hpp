@@ -2,6 +2,7 @@
 // The phases of a measuring run. Each works under its own deadline (checked before every
 // measurement), records what it skipped and why in `notes`, and throws MeasureError only
 // when the device itself fails.
+#include <cstddef>
 #include <functional>
 #include <iosfwd>
 #include <string>
@@ -20,6 +21,15 @@ struct Phase {
   std::vector<std::string>* notes = nullptr;
   std::ostream* progress = nullptr;
   void note(const std::string& text) const;
+};
+
+// What a phase over a list of shapes or problems left out, noted once at its end: those
+// whose buffers did not fit in free memory, those cuBLASLt had no algorithm for, and those
+// the time budget cut.
+struct Skipped {
+  std::size_t too_large = 0, unsupported = 0, cut = 0;
+  // `what` names the phase in the notes ("gemm bf16"), `things` its items ("shapes").
+  void note(const Phase& phase, const std::string& what, const char* things, std::size_t planned) const;
 };
 
 // Fills the run's versions and its devices (without clocks under load).
