@@ -241,7 +241,8 @@ TEST(WgradAccumulation, OneRateForTheExtraBytesGivesHeldBackTimes) {
                 100 * worst(all.bf16_errors));
     EXPECT_LE(median_of(f.fp32_errors), 0.05);
     EXPECT_LE(worst(f.fp32_errors), 0.10);
-    EXPECT_LT(median_of(f.fp32_errors), median_of(f.without_errors) / 2);
+    // The term explains most of what accumulating adds: a third of the error left at most.
+    EXPECT_LT(median_of(f.fp32_errors), median_of(f.without_errors) / 3);
     EXPECT_LE(median_of(all.bf16_errors), 0.05);
   }
 }
