@@ -13,6 +13,7 @@ namespace trainsim::calibration {
 namespace {
 
 constexpr double FP32_BUFFER = 4, BF16 = 2;
+constexpr const char* kHeader = "shape,m,n,k,bf16_out_s,fp32_accumulate_s,bf16_accumulate_s,ratio";
 
 std::string read_positive(const std::string& text, const std::string& at, const char* field, double& v) {
   const char* last = text.data() + text.size();
@@ -30,7 +31,6 @@ double accumulate_extra_bytes(double m, double n, double buffer_bytes, double re
 
 std::string read_accumulate_csv(const std::string& text, const std::string& origin,
                                 std::vector<AccumulateMeasurement>& out) {
-  static const char* const kHeader = "shape,m,n,k,bf16_out_s,fp32_accumulate_s,bf16_accumulate_s,ratio";
   bool header_seen = false;
   const std::size_t before = out.size();
   const std::string error = read_csv_rows(
@@ -58,11 +58,17 @@ std::string read_accumulate_csv(const std::string& text, const std::string& orig
 std::string write_accumulate_csv(const std::vector<AccumulateMeasurement>& rows, const std::string& comment) {
   std::string out;
   if (!comment.empty()) out += "# " + comment + "\n";
-  out += "shape,m,n,k,bf16_out_s,fp32_accumulate_s,bf16_accumulate_s,ratio\n";
+  out += std::string(kHeader) + "\n";
   for (const auto& r : rows)
     out += fmt::format("{},{:.0f},{:.0f},{:.0f},{:.6e},{:.6e},{:.6e},{:.4f}\n", r.shape, r.m, r.n, r.k, r.plain_s,
                        r.fp32_accumulate_s, r.bf16_accumulate_s, r.fp32_accumulate_s / r.plain_s);
   return out;
+}
+
+AccumulateSplit hold_back_every_fourth(const std::vector<AccumulateMeasurement>& rows) {
+  AccumulateSplit split;
+  for (std::size_t i = 0; i < rows.size(); ++i) (i % 4 == 3 ? split.held : split.fit_on).push_back(rows[i]);
+  return split;
 }
 
 AccumulateFit fit_accumulate(const std::vector<AccumulateMeasurement>& fit_on,

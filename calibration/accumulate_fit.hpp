@@ -46,6 +46,12 @@ double accumulate_extra_bytes(double m, double n, double buffer_bytes, double re
 [[nodiscard]] std::string write_accumulate_csv(const std::vector<AccumulateMeasurement>& rows,
                                                const std::string& comment = "");
 
+// The shapes split for a held-back check: every fourth held back, the rest to fit on.
+struct AccumulateSplit {
+  std::vector<AccumulateMeasurement> fit_on, held;
+};
+[[nodiscard]] AccumulateSplit hold_back_every_fourth(const std::vector<AccumulateMeasurement>& rows);
+
 // R fitted on `fit_on`, its errors measured on `check` (both non-empty).
 AccumulateFit fit_accumulate(const std::vector<AccumulateMeasurement>& fit_on,
                              const std::vector<AccumulateMeasurement>& check);

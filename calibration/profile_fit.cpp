@@ -213,8 +213,7 @@ std::string fit_accumulate_into(const CalibrationInput& in, hardware::GpuProfile
     return in.accumulate_origin + ": error: " + std::to_string(in.accumulate.size()) +
            " weight-gradient shapes; the fit needs at least " + std::to_string(kMinAccumulateShapes) +
            " (every fourth is held back)";
-  std::vector<AccumulateMeasurement> fit_on, held;
-  for (std::size_t i = 0; i < in.accumulate.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(in.accumulate[i]);
+  const auto [fit_on, held] = hold_back_every_fourth(in.accumulate);
   AccumulateFit check, all;
   try {
     check = fit_accumulate(fit_on, held);

@@ -108,8 +108,7 @@ TEST(Measure, AccumulatingGemmsOnAGpuGiveTheTableTheFitReads) {
   std::vector<AccumulateMeasurement> rows;
   ASSERT_EQ(read_accumulate_csv(slurp(dir / "wgrad-accumulate.csv"), "wgrad-accumulate.csv", rows), "");
   ASSERT_GE(rows.size(), kMinAccumulateShapes);
-  std::vector<AccumulateMeasurement> fit_on, held;
-  for (std::size_t i = 0; i < rows.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(rows[i]);
+  const auto [fit_on, held] = hold_back_every_fourth(rows);
   const AccumulateFit f = fit_accumulate(fit_on, held);
   std::vector<double> e = f.fp32_errors;
   std::sort(e.begin(), e.end());

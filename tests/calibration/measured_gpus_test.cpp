@@ -229,8 +229,7 @@ TEST(WgradAccumulation, OneRateForTheExtraBytesGivesHeldBackTimes) {
     std::vector<AccumulateMeasurement> rows;
     ASSERT_EQ(read_accumulate_csv(testing::read_data(file(g, "wgrad-accumulate.csv")), "wgrad-accumulate.csv", rows), "");
     ASSERT_EQ(rows.size(), 27u);
-    std::vector<AccumulateMeasurement> fit_on, held;
-    for (std::size_t i = 0; i < rows.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(rows[i]);
+    const auto [fit_on, held] = hold_back_every_fourth(rows);
     const AccumulateFit f = fit_accumulate(fit_on, held);
     const AccumulateFit all = fit_accumulate(fit_on, rows);
     const auto worst = [](const std::vector<double>& e) { return *std::max_element(e.begin(), e.end()); };
@@ -255,8 +254,7 @@ TEST(WgradAccumulation, TheHarnessPhaseAgreesWithTheScriptsShapes) {
   ASSERT_EQ(read_accumulate_csv(testing::read_data("harness/h100/wgrad-accumulate-harness.csv"), "harness.csv", harness), "");
   ASSERT_EQ(read_accumulate_csv(testing::read_data("harness/h100/wgrad-accumulate.csv"), "script.csv", script), "");
   ASSERT_EQ(harness.size(), 32u);
-  std::vector<AccumulateMeasurement> fit_on, held;
-  for (std::size_t i = 0; i < harness.size(); ++i) (i % 4 == 3 ? held : fit_on).push_back(harness[i]);
+  const auto [fit_on, held] = hold_back_every_fourth(harness);
   const AccumulateFit f = fit_accumulate(fit_on, held);
   const double harness_rate = fit_accumulate(harness, harness).bytes_per_s;
   const double script_rate = fit_accumulate(script, script).bytes_per_s;
