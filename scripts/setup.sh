@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (scripts/test.sh's fuzz stages)
   libeigen3-dev  # least-squares fits in calibration/
+  libmimalloc-dev  # the executables' allocator (CMakeLists.txt: TRAINSIM_MIMALLOC)
   libopenmpi-dev openmpi-bin  # sweep and search across MPI ranks (mpirun -n N trainsim sweep …)
   jupyter-nbconvert python3-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/
 )
