@@ -41,6 +41,7 @@ void fast_evaluation(benchmark::State& state, const char* name, bool summary_onl
     const strategies::Lowered lowered = strategies::lower(program, cluster, cost, strategies::Fidelity::FAST);
     sim::SimulateOptions options;
     options.summary_only = summary_only;
+    options.plan_from_builder = true;
     const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network, options);
     const report::RunReport r = report::analyze(program, lowered, timeline, cluster, cost);
     benchmark::DoNotOptimize(r.iteration_s);

@@ -57,6 +57,7 @@ bool evaluate(const strategies::TrainingSpec& spec, const Space& s) {
     const strategies::Lowered lowered = strategies::lower(program, s.cluster, s.cost, strategies::Fidelity::FAST);
     sim::SimulateOptions options;
     options.summary_only = true;
+    options.plan_from_builder = true;
     const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network, options);
     const report::RunReport r = report::analyze(program, lowered, timeline, s.cluster, s.cost);
     benchmark::DoNotOptimize(r.iteration_s);

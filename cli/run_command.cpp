@@ -73,6 +73,7 @@ RunResult simulate_scenario(const scenarios::LoadedScenario& scenario, strategie
   const strategies::Lowered lowered = strategies::lower(program, cluster, cost, fidelity);
   sim::SimulateOptions options;
   options.record_memory_curve = trace != nullptr;
+  options.plan_from_builder = true;  // lower() built it
   const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network, options);
   if (trace != nullptr) write_trace(*trace, lowered, timeline);
   RunResult r;

@@ -31,6 +31,29 @@ std::string task_name(const Plan& p, std::size_t t) {
 
 bool bad_bytes(double b) { return !(b >= 0.0) || !std::isfinite(b); }
 
+void check_contention(const Plan& p, PlanProblems& out) {
+  if (!(p.contention_slowdown >= 0) || !std::isfinite(p.contention_slowdown)) {
+    out.add([&] { return "contention_slowdown must be a finite number >= 0, got " + std::to_string(p.contention_slowdown); });
+  }
+  if (p.contended_stream >= p.streams_per_device) {
+    out.add([&] {
+      return "contended_stream " + std::to_string(p.contended_stream) + " is not below streams_per_device " +
+             std::to_string(p.streams_per_device);
+    });
+  }
+}
+
+void check_routes(const Plan& p, std::size_t num_links, PlanProblems& out) {
+  if (num_links == NO_LINK_CHECK) return;
+  for (std::size_t pi = 0; pi < p.patterns.size(); ++pi)
+    for (const std::uint32_t l : p.patterns[pi].route_links)
+      if (l >= num_links) {
+        out.add([&] { return "pattern " + std::to_string(pi) + " (" + p.patterns[pi].name + ") routes over link " +
+                             std::to_string(l) + " but the network has " + std::to_string(num_links) + " links"; });
+        break;
+      }
+}
+
 }  // namespace
 
 PlanProblems check_plan(const Plan& p, std::size_t num_links) {
@@ -60,15 +83,7 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
   if (n >= NONE) {
     out.add([&] { return "the plan has " + std::to_string(n) + " tasks; task ids must stay below 2^32 - 1"; });
   }
-  if (!(p.contention_slowdown >= 0) || !std::isfinite(p.contention_slowdown)) {
-    out.add([&] { return "contention_slowdown must be a finite number >= 0, got " + std::to_string(p.contention_slowdown); });
-  }
-  if (p.contended_stream >= p.streams_per_device) {
-    out.add([&] {
-      return "contended_stream " + std::to_string(p.contended_stream) + " is not below streams_per_device " +
-             std::to_string(p.streams_per_device);
-    });
-  }
+  check_contention(p, out);
   if (p.succ_offset.size() != n + 1 || p.succ_offset.front() != 0 || p.succ_offset.back() != p.succ.size()) {
     out.add([&] {
       return "succ_offset must have tasks + 1 = " + std::to_string(n + 1) + " entries from 0 to succ.size() = " +
@@ -246,22 +261,21 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
                              std::to_string(ft.bytes_per_unit) + " (must be finite and >= 0)"; });
       }
     }
-    if (num_links != NO_LINK_CHECK) {
-      for (const std::uint32_t l : pat.route_links) {
-        if (l >= num_links) {
-          out.add([&] { return pname() + " routes over link " + std::to_string(l) + " but the network has " +
-                               std::to_string(num_links) + " links"; });
-          break;
-        }
-      }
-    }
   }
+  check_routes(p, num_links, out);
 
   if (p.initial_memory.size() != std::size_t{p.num_devices} * classes) {
     out.add([&] { return "initial_memory has " + std::to_string(p.initial_memory.size()) +
                          " entries, expected num_devices x memory classes = " +
                          std::to_string(std::size_t{p.num_devices} * classes); });
   }
+  return out;
+}
+
+PlanProblems check_finished_plan(const Plan& p, std::size_t num_links) {
+  PlanProblems out;
+  check_contention(p, out);
+  check_routes(p, num_links, out);
   return out;
 }
 

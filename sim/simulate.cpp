@@ -471,7 +471,9 @@ void Engine::report_deadlock() const {
 }  // namespace
 
 Timeline simulate(const Plan& plan, const NetworkSpec& network, const SimulateOptions& options) {
-  const detail::PlanProblems problems = detail::check_plan(plan, network.capacity_bytes_per_s.size());
+  const std::size_t links = network.capacity_bytes_per_s.size();
+  const detail::PlanProblems problems =
+      options.plan_from_builder ? detail::check_finished_plan(plan, links) : detail::check_plan(plan, links);
   if (!problems.empty()) throw std::invalid_argument(problems.join("simulate: invalid plan"));
   Engine engine(plan, network, options);
   return engine.run();

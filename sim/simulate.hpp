@@ -42,6 +42,10 @@ struct SimulateOptions {
   // Carry the identical edge flows of a collective as one network variable while they
   // share no link with other flows (the results are the same; off is for comparisons).
   bool aggregate_flows = true;
+  // The plan is as PlanBuilder::finish returned it, which checked its tasks, edges and comm
+  // instances; only its contention fields and routes are checked again. The lowering's
+  // own plans are (a search checked each one twice: ~3 % of an evaluation).
+  bool plan_from_builder = false;
 };
 
 // Throws std::runtime_error when the plan deadlocks (tasks left that can never start),

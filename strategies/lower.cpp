@@ -733,7 +733,9 @@ FoldOutcome Lowering::simulate_fold_alone(const std::vector<const Item*>& items,
   sim::Plan plan = std::move(b).finish();
   plan.contention_slowdown = contention_;
   plan.contended_stream = COMPUTE_STREAM;
-  const sim::Timeline tl = sim::simulate(plan, sim::NetworkSpec{});
+  sim::SimulateOptions options;
+  options.plan_from_builder = true;
+  const sim::Timeline tl = sim::simulate(plan, sim::NetworkSpec{}, options);
   FoldOutcome f;
   f.duration = tl.makespan;
   // Busy time of the compute stream by category; its idle time waits for the group's

@@ -55,6 +55,7 @@ report::RunReport evaluate_fast(const scenarios::LoadedScenario& scenario, bool 
   const strategies::Lowered lowered = strategies::lower(program, cluster, cost, fidelity);
   sim::SimulateOptions options;
   options.summary_only = summary_only;
+  options.plan_from_builder = true;  // lower() built it
   const sim::Timeline timeline = sim::simulate(lowered.plan, lowered.network, options);
   report::RunReport r = report::analyze(program, lowered, timeline, cluster, cost);
   r.planning = report::plan_run(r, scenario.train_tokens, scenario.price_per_gpu_hour,

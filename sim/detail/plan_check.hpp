@@ -35,4 +35,8 @@ inline constexpr std::size_t NO_LINK_CHECK = static_cast<std::size_t>(-1);
 // ranges; links below num_links unless NO_LINK_CHECK) and the initial memory table.
 PlanProblems check_plan(const Plan& plan, std::size_t num_links);
 
+// What check_plan covers that PlanBuilder::finish cannot have checked: the contention
+// fields a caller may set on the finished plan, and the routes against the network.
+PlanProblems check_finished_plan(const Plan& plan, std::size_t num_links);
+
 }  // namespace trainsim::sim::detail

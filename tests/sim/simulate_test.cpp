@@ -557,5 +557,45 @@ TEST(Simulate, ContentionFactorIsValidated) {
   EXPECT_THROW((void)simulate(plan, NetworkSpec{}), std::invalid_argument);
 }
 
+// A plan the caller says PlanBuilder::finish built skips the task checks finish made, but
+// not what may be set after finish (the contention fields) or what finish cannot know (the
+// network's links).
+TEST(Simulate, APlanFromTheBuilderIsCheckedForWhatFinishCouldNotCheck) {
+  SimulateOptions trusted;
+  trusted.plan_from_builder = true;
+  {
+    PlanBuilder b = builder(1);
+    b.add_compute(on(0, 0), ps(10));
+    Plan plan = std::move(b).finish();
+    plan.contention_slowdown = -1;
+    EXPECT_THROW((void)simulate(plan, NetworkSpec{}, trusted), std::invalid_argument);
+    plan.contention_slowdown = 0;
+    plan.contended_stream = 7;
+    EXPECT_THROW((void)simulate(plan, NetworkSpec{}, trusted), std::invalid_argument);
+  }
+  {
+    PlanBuilder b = builder(1);
+    const std::uint32_t pat = b.add_pattern(pattern({{{3}, 1.0}}, Time::zero()));
+    b.add_comm_task(on(0, 0), b.add_comm(flow_comm(pat, 1.0, 1)));
+    const Plan p = std::move(b).finish();
+    try {
+      (void)simulate(p, NetworkSpec{{1e9, 1e9}}, trusted);
+      ADD_FAILURE() << "expected an error";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), HasSubstr("routes over link 3 but the network has 2 links"));
+    }
+  }
+  {
+    // What it does skip: finish checked this plan, and simulate runs it as it would have.
+    PlanBuilder b = builder(1);
+    const TaskId a = b.add_compute(on(0, 0), ps(10));
+    const TaskId c = b.add_compute(on(0, 1), ps(5));
+    b.add_edge(a, c);
+    const Plan p = std::move(b).finish();
+    EXPECT_EQ(simulate(p, NetworkSpec{}, trusted).makespan, simulate(p, NetworkSpec{}).makespan);
+    EXPECT_EQ(simulate(p, NetworkSpec{}, trusted).makespan, ps(15));
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::sim
