@@ -11,6 +11,9 @@ namespace trainsim::sim {
 // per fast evaluation. Executables call this once at start (the trainsim command, the
 // benchmarks); it keeps up to 512 MiB of freed heap and serves blocks below 32 MiB (glibc's
 // largest mmap threshold) from the heap. Nothing on C libraries other than glibc.
+// Where CMake links mimalloc into the executable (TRAINSIM_MIMALLOC) glibc's heap serves
+// nothing and the setting is moot: mimalloc keeps freed pages per thread for reuse itself
+// (the search: 20.8 k minor faults against glibc's 16.4 k with this setting).
 void keep_freed_heap_memory();
 
 }  // namespace trainsim::sim
