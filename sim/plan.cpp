@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -418,8 +419,12 @@ void to_csr(std::size_t n, std::vector<std::pair<TaskId, TaskId>>& edges, std::v
   for (std::size_t t = 0; t < n; ++t) {
     const auto b = succ.begin() + offset[t];
     const auto e = succ.begin() + offset[t + 1];
-    std::sort(b, e);
-    const auto last = std::unique(b, e);
+    // Most tasks have one or two successors, mostly added in order: sorted, nothing to do.
+    auto last = e;
+    if (e - b > 1 && !std::is_sorted(b, e, std::less_equal<TaskId>())) {
+      std::sort(b, e);
+      last = std::unique(b, e);
+    }
     offset[t] = out;
     for (auto it = b; it != last; ++it) succ[out++] = *it;
   }
