@@ -298,14 +298,14 @@ class Lowering {
     bool operator==(const CollectiveKey&) const = default;
   };
   struct CollectiveKeyHash {
-    // The doubles' bits, mixed (libstdc++'s std::hash<double> hashes their bytes, a library
-    // call per lookup: 0.7 % of a search evaluation); ±0 are equal, so they hash alike.
-    static std::uint64_t bits(double d) { return d == 0 ? 0 : std::bit_cast<std::uint64_t>(d); }
+    // The fold digest's mixing on the doubles' bits (libstdc++'s std::hash<double> is a
+    // library call per lookup: 0.7 % of a search evaluation); ±0 are equal, so hash alike.
     std::size_t operator()(const CollectiveKey& k) const {
-      std::uint64_t h = bits(k.bytes) * 0x9E3779B97F4A7C15ull;
-      h ^= bits(k.latency_scale) * 0xC2B2AE3D27D4EB4Full + (h >> 31);
-      h ^= static_cast<std::uint64_t>(k.stage) << 8 | static_cast<std::uint64_t>(k.dim) << 4 | static_cast<std::uint64_t>(k.op);
-      return static_cast<std::size_t>(h ^ (h >> 29));
+      const auto bits = [](double d) { return d == 0 ? 0 : FoldKey::word(d); };
+      FoldKey h;
+      h.add(bits(k.bytes), bits(k.latency_scale), static_cast<std::uint64_t>(k.stage),
+            static_cast<std::uint64_t>(k.dim) << 8 | static_cast<std::uint64_t>(k.op));
+      return FoldKeyHash{}(h);
     }
   };
   std::unordered_map<CollectiveKey, sim::Time, CollectiveKeyHash> collective_time_;
