@@ -8,6 +8,9 @@
 #include <iterator>
 #include <map>
 #include <numeric>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 namespace trainsim::strategies {
@@ -154,6 +157,14 @@ std::size_t Role::item_steps() const {
   std::size_t n = 0;
   for (const Step& s : steps) n += s.count;  // a receive is one task too
   return n;
+}
+
+// The passes copy templates by the vector: a plain memory copy only while an Item is trivially copyable.
+static_assert(std::is_trivially_copyable_v<Item>);
+
+void DepList::too_many() {
+  throw std::logic_error("an item waits for at most " + std::to_string(MAX_DEPS) +
+                         " dependencies besides its stream's order (DepList::MAX_DEPS)");
 }
 
 bool is_scheduled(const Program& program) {

@@ -4,6 +4,7 @@
 // per-micro-batch templates (forward and backward items: compute segments and the
 // collectives between them), then, once a schedule pass has run, the ordered steps of
 // its streams for a whole iteration. `lower` expands roles to ranks and emits the Plan.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -128,46 +129,38 @@ struct Dep {
   }
 };
 
-// What an item waits for: nearly always one dependency, kept in place (a template holds
-// thousands of items, each copied by the passes); further ones go to the heap.
+// What an item waits for besides its stream's order: at most MAX_DEPS dependencies, kept in
+// place, so that an Item is trivially copyable (a template holds thousands of items, which
+// the passes copy by the vector).
 class DepList {
  public:
+  static constexpr std::size_t MAX_DEPS = 3;
   DepList() = default;
-  DepList(Dep d) : one_(std::move(d)), size_(1) {}  // NOLINT: one dependency converts
+  DepList(Dep d) : deps_{d}, size_(1) {}  // NOLINT: one dependency converts
   DepList(std::initializer_list<Dep> deps) { assign(deps); }
   DepList& operator=(std::initializer_list<Dep> deps) {
     assign(deps);
     return *this;
   }
   void push_back(Dep d) {
-    if (size_ == 0) {
-      one_ = std::move(d);
-      size_ = 1;
-      return;
-    }
-    if (many_.empty()) many_.push_back(std::move(one_));
-    many_.push_back(std::move(d));
-    size_ = static_cast<std::uint32_t>(many_.size());
+    if (size_ == MAX_DEPS) too_many();
+    deps_[size_++] = d;
   }
-  void clear() {
-    many_.clear();
-    size_ = 0;
-  }
+  void clear() { size_ = 0; }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  // Contiguous: the one in place, or all of them on the heap.
-  const Dep* begin() const { return many_.empty() ? &one_ : many_.data(); }
-  const Dep* end() const { return begin() + size_; }
-  Dep* begin() { return many_.empty() ? &one_ : many_.data(); }
-  Dep* end() { return begin() + size_; }
+  const Dep* begin() const { return deps_.data(); }
+  const Dep* end() const { return deps_.data() + size_; }
+  Dep* begin() { return deps_.data(); }
+  Dep* end() { return deps_.data() + size_; }
 
  private:
   void assign(std::initializer_list<Dep> deps) {
     clear();
     for (const Dep& d : deps) push_back(d);
   }
-  Dep one_;
-  std::vector<Dep> many_;  // empty, or every dependency when there are two or more
+  [[noreturn]] static void too_many();
+  std::array<Dep, MAX_DEPS> deps_{};
   std::uint32_t size_ = 0;
 };
 

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 
 #include "report/run_report.hpp"
@@ -361,6 +362,27 @@ TEST(Dependencies, BackwardSplitIntoInputAndWeightGradients) {
   const Simulated fast = simulate(p, Fidelity::FAST, 1);
   EXPECT_NEAR(fast.timeline.makespan.seconds() / full.timeline.makespan.seconds(), 1.0, 1e-3);
   EXPECT_EQ(fast.timeline.memory[0].peak_bytes, full.timeline.memory[0].peak_bytes);
+}
+
+// An item's dependencies are kept in place (an Item is copied as plain memory): up to
+// DepList::MAX_DEPS of them, in the order given; one more is an error that names the limit,
+// not a dependency silently dropped.
+TEST(Dependencies, AnItemHoldsAtMostMaxDepsDependencies) {
+  DepList deps = Dep::previous();
+  for (std::size_t k = 1; k < DepList::MAX_DEPS; ++k) deps.push_back(Dep::previous(static_cast<std::int32_t>(k + 1)));
+  ASSERT_EQ(deps.size(), DepList::MAX_DEPS);
+  std::int32_t expected = 1;
+  for (const Dep& d : deps) EXPECT_EQ(d.offset, expected++);
+  try {
+    deps.push_back(Dep::every_stream());
+    FAIL() << "a dependency beyond DepList::MAX_DEPS was accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("at most " + std::to_string(DepList::MAX_DEPS)), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(deps.size(), DepList::MAX_DEPS);
+  deps = {Dep::every_stream()};
+  ASSERT_EQ(deps.size(), 1u);
+  EXPECT_EQ(deps.begin()->target, Dep::Target::EVERY_STREAM);
 }
 
 }  // namespace
