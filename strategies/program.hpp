@@ -129,12 +129,15 @@ struct Dep {
   }
 };
 
-// What an item waits for besides its stream's order: at most MAX_DEPS dependencies, kept in
-// place, so that an Item is trivially copyable (a template holds thousands of items, which
-// the passes copy by the vector).
+// What an item waits for besides its stream's order, kept in place so that an Item is
+// trivially copyable (a template holds thousands of items, which the passes copy by the
+// vector). Two is the most any registered pass gives an item: a weight-gradient chunk waits
+// for its GEMM and the collective before it, a layer's first GEMM chunk for the collective
+// and the layer's parameter gather (every order of the passes, tests/strategies/passes_test).
+// A pass that needs more gets an error naming the limit.
 class DepList {
  public:
-  static constexpr std::size_t MAX_DEPS = 3;
+  static constexpr std::size_t MAX_DEPS = 2;
   DepList() = default;
   DepList(Dep d) : deps_{d}, size_(1) {}  // NOLINT: one dependency converts
   DepList(std::initializer_list<Dep> deps) { assign(deps); }
