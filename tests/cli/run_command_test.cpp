@@ -188,7 +188,7 @@ TEST(Passes, ListingShowsEveryPassWithItsParameters) {
   }
   for (const char* line : {"tensor(size,sp)", "pipeline(size,v=1,first=0,last=0)", "recompute(every-k,k=…)",
                            "    k      integer ≥ 1, required", "    v      integer ≥ 1, default 1",
-                           "    sp     flag", "requires: zero before:schedule"})
+                           "    sp     flag", "requires: zero before:overlap-tp-comm before:schedule"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 }
 

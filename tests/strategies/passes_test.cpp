@@ -2,7 +2,11 @@
 // every-k recompute pass.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/simulate.hpp"
 #include "report/run_report.hpp"
@@ -89,6 +93,19 @@ TEST(PipelineCheck, RequiresAndProvidesAreChecked) {
                 .find("recompute(selective) provides recompute, which recompute(full) already provides"),
             std::string::npos);
   EXPECT_NE(check_errors("tensor(1),pipeline(1),data(1)").find("no schedule pass"), std::string::npos);
+  // The order rules among the template passes (passes.def); the permutation test below is why.
+  for (const auto& [first, then] : std::vector<std::pair<std::string, std::string>>{
+           {"recompute(selective)", "overlap-tp-comm"},
+           {"overlap-grad-reduce", "overlap-tp-comm"},
+           {"overlap-param-gather", "overlap-tp-comm"},
+           {"zero(1)", "overlap-grad-reduce"},
+           {"recompute(full)", "overlap-param-gather"},
+           {"recompute(every-k,k=2)", "overlap-param-gather"}}) {
+    const std::string head = "tensor(2,sp),pipeline(1),data(2)" + std::string(first == "zero(1)" ? "" : ",zero(1)");
+    const std::string e = check_errors(head + "," + then + "," + first + ",1f1b");
+    EXPECT_NE(e.find(first + " must run before " + then), std::string::npos) << e;
+    EXPECT_EQ(check_errors(head + "," + first + "," + then + ",1f1b"), "") << first << " then " << then;
+  }
   EXPECT_NE(check_errors("pipeline(1),tensor(1),data(1),1f1b").find("pipeline(1) requires tensor"), std::string::npos);
 }
 
@@ -206,6 +223,47 @@ Outcome simulate(const Program& prog, std::int64_t gpus, Fidelity fidelity = Fid
   o.report = report::analyze(prog, low, tl, cluster, cost);
   for (const auto& m : tl.memory) o.peak_activations = std::max(o.peak_activations, m.at_peak[static_cast<int>(MemClass::ACTIVATIONS)]);
   return o;
+}
+
+// Every order of the template passes that the registry accepts predicts the same iteration
+// and the same memory as the order a strategy block writes: before the order rules, some
+// orders failed inside the plan (negative sizes) and others gave other times.
+TEST(PipelineCheck, EveryAcceptedOrderOfTheTemplatePassesPredictsTheSame) {
+  const auto spec = testing::gpt_spec(2, 2, 2, 16);
+  for (const std::string recompute : {"recompute(selective)", "recompute(full)", "recompute(every-k,k=2)"}) {
+    std::vector<std::string> passes = {"zero(1)", recompute, "overlap-grad-reduce", "overlap-param-gather",
+                                       "overlap-tp-comm"};
+    auto run = [&](const std::vector<std::string>& order) {
+      TrainingSpec s = spec;
+      std::string text = "tensor(2,sp),pipeline(2),data(2)";
+      for (const auto& p : order) text += "," + p;
+      s.passes = parsed(text + ",1f1b");
+      try {
+        return simulate(build_program(s), 8).report;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << text << ": " << e.what();
+        return report::RunReport{};
+      }
+    };
+    const report::RunReport canonical = run(passes);
+    int accepted = 0, refused = 0;
+    std::sort(passes.begin(), passes.end());
+    do {
+      std::string text = "tensor(2,sp),pipeline(2),data(2)";
+      for (const auto& p : passes) text += "," + p;
+      if (!check_pipeline(parsed(text + ",1f1b")).empty()) {
+        ++refused;
+        continue;
+      }
+      ++accepted;
+      SCOPED_TRACE(text);
+      const report::RunReport r = run(passes);
+      EXPECT_EQ(r.iteration_s, canonical.iteration_s);
+      EXPECT_EQ(r.memory.peak_bytes, canonical.memory.peak_bytes);
+    } while (std::next_permutation(passes.begin(), passes.end()));
+    EXPECT_GT(accepted, 1) << recompute;
+    EXPECT_GT(refused, 0) << recompute;
+  }
 }
 
 TEST(RecomputeEveryK, KOneIsFullRecompute) {
