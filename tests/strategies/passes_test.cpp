@@ -233,11 +233,15 @@ TEST(PipelineCheck, EveryAcceptedOrderOfTheTemplatePassesPredictsTheSame) {
   for (const std::string recompute : {"recompute(selective)", "recompute(full)", "recompute(every-k,k=2)"}) {
     std::vector<std::string> passes = {"zero(1)", recompute, "overlap-grad-reduce", "overlap-param-gather",
                                        "overlap-tp-comm"};
-    auto run = [&](const std::vector<std::string>& order) {
-      TrainingSpec s = spec;
+    auto pipeline_text = [](const std::vector<std::string>& order) {
       std::string text = "tensor(2,sp),pipeline(2),data(2)";
       for (const auto& p : order) text += "," + p;
-      s.passes = parsed(text + ",1f1b");
+      return text + ",1f1b";
+    };
+    auto run = [&](const std::vector<std::string>& order) {
+      TrainingSpec s = spec;
+      const std::string text = pipeline_text(order);
+      s.passes = parsed(text);
       try {
         return simulate(build_program(s), 8).report;
       } catch (const std::exception& e) {
@@ -249,9 +253,8 @@ TEST(PipelineCheck, EveryAcceptedOrderOfTheTemplatePassesPredictsTheSame) {
     int accepted = 0, refused = 0;
     std::sort(passes.begin(), passes.end());
     do {
-      std::string text = "tensor(2,sp),pipeline(2),data(2)";
-      for (const auto& p : passes) text += "," + p;
-      if (!check_pipeline(parsed(text + ",1f1b")).empty()) {
+      const std::string text = pipeline_text(passes);
+      if (!check_pipeline(parsed(text)).empty()) {
         ++refused;
         continue;
       }
