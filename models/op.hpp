@@ -25,6 +25,7 @@ enum class TpBoundary : std::uint8_t { NONE, ENTER, EXIT };
 struct GemmDims {
   std::int64_t batch = 1;  // independent GEMMs of the same shape (heads × micro-batch)
   std::int64_t m = 0, n = 0, k = 0;
+  bool operator==(const GemmDims&) const = default;
 };
 
 struct Op {
@@ -69,6 +70,7 @@ struct Op {
   bool causal = false;
   // FUSED_ATTENTION applying attention dropout in the kernel (GPT: Megatron-LM's default 0.1).
   bool dropout = false;
+  bool operator==(const Op&) const = default;
 };
 
 struct Layer {

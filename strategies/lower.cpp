@@ -445,17 +445,6 @@ std::vector<FoldGroup> Lowering::fold_groups(const Role& role) const {
   auto same_run = [&](const Step& a, const Step& b) {
     return a.micro_batch == b.micro_batch && a.direction == b.direction && a.chunk == b.chunk && a.list == b.list;
   };
-  // Who refers to each step (CSR).
-  std::vector<std::uint32_t> ref_offset(n + 1, 0);
-  for (const Step& st : steps)
-    for (const StepDep& d : role.deps(st)) ++ref_offset[d.step + 1];
-  for (std::uint32_t i = 0; i < n; ++i) ref_offset[i + 1] += ref_offset[i];
-  std::vector<StepDep> refs(ref_offset[n]);
-  {
-    std::vector<std::uint32_t> fill(ref_offset.begin(), ref_offset.end() - 1);
-    for (std::uint32_t s = 0; s < n; ++s)
-      for (const StepDep& d : role.deps(steps[s])) refs[fill[d.step]++] = {s, d.on};
-  }
   // Candidate ranges, then cut where a rule is broken until none is.
   std::vector<FoldGroup> todo, out;
   for (std::uint32_t s = 0; s < n;) {
@@ -467,6 +456,18 @@ std::vector<FoldGroup> Lowering::fold_groups(const Role& role) const {
     while (e + 1 < n && local(steps[e + 1]) && same_run(steps[s], steps[e + 1])) ++e;
     todo.push_back({s, e});
     s = e + 1;
+  }
+  if (todo.empty()) return {};  // most roles: every run whole or in pieces
+  // Who refers to each step (CSR).
+  std::vector<std::uint32_t> ref_offset(n + 1, 0);
+  for (const Step& st : steps)
+    for (const StepDep& d : role.deps(st)) ++ref_offset[d.step + 1];
+  for (std::uint32_t i = 0; i < n; ++i) ref_offset[i + 1] += ref_offset[i];
+  std::vector<StepDep> refs(ref_offset[n]);
+  {
+    std::vector<std::uint32_t> fill(ref_offset.begin(), ref_offset.end() - 1);
+    for (std::uint32_t s = 0; s < n; ++s)
+      for (const StepDep& d : role.deps(steps[s])) refs[fill[d.step]++] = {s, d.on};
   }
   while (!todo.empty()) {
     const FoldGroup g = todo.back();
@@ -617,7 +618,11 @@ bool Lowering::like_previous_stage(std::int64_t stage, ItemList list, std::int32
     if (x.kind == Item::Kind::COMPUTE) {
       if (x.segment != y.segment || x.cost != y.cost || x.fraction != y.fraction) return false;
       std::int8_t& alike = segment_alike[std::size_t{x.segment} * COST_KINDS + static_cast<std::size_t>(x.cost)];
-      if (alike < 0) alike = segment_time(x.segment, x.cost, stage) == segment_time(y.segment, y.cost, stage - 1);
+      // The same ops price the same (segment_seconds reads nothing else of the stage): a
+      // restored middle stage's copies need not be priced to be found alike.
+      if (alike < 0)
+        alike = role.segments[x.segment].ops == before.segments[y.segment].ops ||
+                segment_time(x.segment, x.cost, stage) == segment_time(y.segment, y.cost, stage - 1);
       if (alike == 0) return false;
       continue;
     }
@@ -903,6 +908,13 @@ Lowered Lowering::run() {
     return ((static_cast<std::size_t>(device) * m + static_cast<std::size_t>(mb)) * v +
             static_cast<std::size_t>(chunk)) * 2 + static_cast<std::size_t>(dir);
   };
+  double last_p2p_bytes = -1;
+  struct SendPrice {
+    std::int64_t to = -1;
+    double bytes = -1;
+    sim::Time time;
+  };
+  std::vector<SendPrice> send_price(fidelity_ == Fidelity::FAST ? static_cast<std::size_t>(stages_) * 3 : 0);
   // A pipeline transfer from `from` (stage from_stage) to `to`: a rendezvous of the
   // sender's and the receiver's tasks, made by whichever of the two is lowered first.
   auto p2p_instance = [&](std::uint32_t from, std::uint32_t to, std::int64_t from_stage, std::int64_t to_stage,
@@ -912,14 +924,21 @@ Lowered Lowering::run() {
     inst.bytes = bytes;
     // Fast fidelity lowers the receive as edges into the send (below): one participant.
     inst.participants = fidelity_ == Fidelity::FULL ? 2 : 1;
-    p2p_bytes_[bytes] = true;
+    if (bytes != last_p2p_bytes) p2p_bytes_[bytes] = true;  // a pipeline sends one or two sizes
+    last_p2p_bytes = bytes;
     if (fidelity_ == Fidelity::FULL) {
       auto [pos, fresh] = p2p_cache.try_emplace({from, to}, 0);
       const std::uint32_t pair[2] = {from, to};
       if (fresh) pos->second = b.add_pattern(hardware::ring_pattern(cluster_, hardware::Collective::SEND_RECV, pair));
       inst.pattern = pos->second;
     } else {
-      inst.fixed_duration = sim::Time::from_seconds(symmetric_send(from_stage, to_stage).seconds(bytes));
+      // A stage sends to its two neighbours (and across the wrap between chunks), each the
+      // same size micro-batch after micro-batch: priced once per neighbour and size.
+      const std::size_t way = to_stage == from_stage + 1 ? 0 : to_stage == from_stage - 1 ? 1 : 2;
+      SendPrice& known = send_price[static_cast<std::size_t>(from_stage) * 3 + way];
+      if (known.to != to_stage || known.bytes != bytes)
+        known = {to_stage, bytes, sim::Time::from_seconds(symmetric_send(from_stage, to_stage).seconds(bytes))};
+      inst.fixed_duration = known.time;
     }
     p2p_comm[slot] = b.add_comm(inst);
     return p2p_comm[slot];
@@ -931,6 +950,7 @@ Lowered Lowering::run() {
   if (fidelity_ == Fidelity::FAST)
     for (std::size_t r = 0; r < program_.roles.size(); ++r) {
       groups[r] = fold_groups(program_.roles[r]);
+      if (groups[r].empty()) continue;  // no step is looked up
       group_of_step[r].assign(program_.roles[r].steps.size(), sim::NONE);
       for (std::uint32_t gi = 0; gi < groups[r].size(); ++gi)
         for (std::uint32_t k = groups[r][gi].first; k <= groups[r][gi].last; ++k) group_of_step[r][k] = gi;
@@ -1155,7 +1175,8 @@ Lowered Lowering::run() {
         continue;
       }
       if (fidelity_ == Fidelity::FAST) {
-        const std::uint32_t gi = group_of_step[static_cast<std::size_t>(c.stage)][i];
+        const auto& group_of = group_of_step[static_cast<std::size_t>(c.stage)];
+        const std::uint32_t gi = group_of.empty() ? sim::NONE : group_of[i];
         if (gi != sim::NONE) {
           const FoldGroup& g = groups[static_cast<std::size_t>(c.stage)][gi];
           folded.clear();
