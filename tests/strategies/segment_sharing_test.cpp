@@ -387,5 +387,25 @@ TEST(LikePreviousStage, AStageWithSlowerSegmentsFoldsAtItsOwnPrices) {
   EXPECT_NEAR(busy[3], busy[1], 0.25 * busy[1]);
 }
 
+// The other way round: ops that differ in what does not price them (their names) are priced
+// and found alike, so the stage folds as its neighbour does and the plan is the same.
+TEST(LikePreviousStage, SegmentsThatDifferButPriceAlikeFoldAlike) {
+  auto spec = testing::gpt_spec(2, 4, 1, 8);
+  spec.layout.sequence_parallel = true;
+  spec.overlap_tp_comm = true;
+  const Program program = build_program(spec);
+  Program renamed = program;
+  for (Segment& seg : renamed.roles.at(2).segments)
+    for (models::Op& op : seg.ops) op.name += ".renamed";
+  const Lowered a = lower(program, testing::a100_cluster(8), testing::a100_cost(), Fidelity::FAST);
+  const Lowered b = lower(renamed, testing::a100_cluster(8), testing::a100_cost(), Fidelity::FAST);
+  ASSERT_EQ(a.plan.size(), b.plan.size());
+  for (std::size_t t = 0; t < a.plan.size(); ++t) {
+    EXPECT_EQ(a.plan.duration[t], b.plan.duration[t]) << "task " << t;
+    EXPECT_EQ(a.plan.device[t], b.plan.device[t]) << "task " << t;
+  }
+  EXPECT_EQ(sim::simulate(a.plan, a.network).makespan, sim::simulate(b.plan, b.network).makespan);
+}
+
 }  // namespace
 }  // namespace trainsim::strategies
