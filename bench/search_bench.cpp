@@ -108,4 +108,29 @@ void search_evaluation_first_visit(benchmark::State& state) {
 
 BENCHMARK(search_evaluation_first_visit)->Unit(benchmark::kMillisecond)->Iterations(15892);
 
+// Not the figure: what bounds it. The same sample as search_evaluation with each
+// model chunk holding one layer (layers = pipeline × virtual stages, an even split), the
+// same schedules, micro-batches and strategies. A Program whose chunks held their identical
+// layers once, as a template with a count, would build, fold and lower about this much; what
+// is left is per step of the schedule (resolving, lowering, simulating). Named apart from
+// search_evaluation so that the README's filter does not run it.
+void layer_count_floor(benchmark::State& state) {
+  const Space s = search_space();
+  constexpr std::size_t SAMPLE = 200;
+  std::vector<strategies::TrainingSpec> sample;
+  for (std::size_t i = 0; i < s.kept.size(); i += std::max<std::size_t>(1, s.kept.size() / SAMPLE)) {
+    strategies::TrainingSpec spec = s.kept[i];
+    spec.model.layers = spec.layout.pipeline * spec.layout.virtual_stages;
+    spec.layout.first_stage_layers = spec.layout.last_stage_layers = 0;
+    sample.push_back(std::move(spec));
+  }
+  std::size_t next = 0, failed = 0;
+  for (auto _ : state) failed += evaluate(sample[next++ % sample.size()], s) ? 0 : 1;
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+  state.counters["sample"] = static_cast<double>(sample.size());
+  state.counters["failed"] = static_cast<double>(failed);
+}
+
+BENCHMARK(layer_count_floor)->Unit(benchmark::kMillisecond)->MinTime(5.0);
+
 }  // namespace
