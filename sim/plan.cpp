@@ -57,7 +57,7 @@ void check_routes(const Plan& p, std::size_t num_links, PlanProblems& out) {
 
 }  // namespace
 
-PlanProblems check_plan(const Plan& p, std::size_t num_links) {
+PlanProblems check_plan(const Plan& p, std::size_t num_links, bool task_fields_checked) {
   PlanProblems out;
   const std::size_t n = p.size();
   const auto size_ok = [&](std::size_t got, const char* name) {
@@ -127,7 +127,7 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links) {
   if (!out.empty()) return out;  // the checks below index these arrays
 
   const std::size_t classes = p.mem_class_names.size();
-  for (std::size_t t = 0; t < n; ++t) {
+  for (std::size_t t = task_fields_checked ? n : 0; t < n; ++t) {
     if (p.device[t] >= p.num_devices) {
       out.add([&] { return task_name(p, t) + " is on device " + std::to_string(p.device[t]) +
                            " but num_devices = " + std::to_string(p.num_devices); });
@@ -329,18 +329,32 @@ TaskId PlanBuilder::add_task(const TaskSpec& spec, TaskKind k) {
   plan_.mem_on_host.push_back(spec.mem_on_host ? 1 : 0);
   plan_.contention_share.push_back(spec.contention_share);
   plan_.link_slowdown.push_back(spec.link_slowdown);
+  // check_plan's rules for this task, while its fields are at hand (a lowering adds
+  // thousands): finish names the problems only if one may be there. A label, host or comm
+  // instance added after the task makes it suspect too, and finish decides.
+  const bool changes_memory = (spec.alloc_bytes | spec.free_bytes) != 0;
+  task_suspect_ = task_suspect_ || spec.device >= plan_.num_devices || spec.stream >= plan_.streams_per_device ||
+                  spec.alloc_bytes < 0 || spec.free_bytes < 0 ||
+                  !(spec.contention_share >= 0.0f && spec.contention_share <= 1.0f) ||
+                  !(spec.link_slowdown >= 0.0f) || !std::isfinite(spec.link_slowdown) ||
+                  (changes_memory && spec.mem_class >= plan_.mem_class_names.size()) ||
+                  (changes_memory && spec.mem_on_host && plan_.num_hosts == 0) ||
+                  (!plan_.category_names.empty() && spec.category >= plan_.category_names.size()) ||
+                  spec.label >= plan_.label_names.size();
   return id;
 }
 
 TaskId PlanBuilder::add_compute(const TaskSpec& spec, Time duration) {
   const TaskId id = add_task(spec, TaskKind::COMPUTE);
   plan_.duration.back() = duration;
+  task_suspect_ = task_suspect_ || duration < Time::zero();
   return id;
 }
 
 TaskId PlanBuilder::add_comm_task(const TaskSpec& spec, std::uint32_t comm) {
   const TaskId id = add_task(spec, TaskKind::COMM);
   plan_.comm.back() = comm;
+  task_suspect_ = task_suspect_ || comm >= plan_.comms.size();
   return id;
 }
 
@@ -474,7 +488,8 @@ Plan PlanBuilder::finish() && {
   to_csr(n, start_edges_, plan_.start_succ_offset, plan_.start_succ);
 
   if (!plan_.ops.empty()) plan_.op_of_task.resize(n, NONE);
-  problems = detail::check_plan(plan_, detail::NO_LINK_CHECK);
+  // The edges were checked above, so the CSR's successors are in range and not the task itself.
+  problems = detail::check_plan(plan_, detail::NO_LINK_CHECK, /*task_fields_checked=*/!task_suspect_);
   if (!problems.empty()) throw std::logic_error(problems.join("PlanBuilder::finish"));
   return std::move(plan_);
 }

@@ -33,7 +33,9 @@ inline constexpr std::size_t NO_LINK_CHECK = static_cast<std::size_t>(-1);
 // and label ranges, non-negative durations and byte counts), comm instances (pattern index,
 // participant count, at most one participant per (device, stream)), patterns (route
 // ranges; links below num_links unless NO_LINK_CHECK) and the initial memory table.
-PlanProblems check_plan(const Plan& plan, std::size_t num_links);
+// `task_fields_checked`: the caller (PlanBuilder::finish) saw every task's fields pass these
+// rules as the tasks were added, and the loop that names each bad task is skipped.
+PlanProblems check_plan(const Plan& plan, std::size_t num_links, bool task_fields_checked = false);
 
 // What check_plan covers that PlanBuilder::finish cannot have checked: the contention
 // fields a caller may set on the finished plan, and the routes against the network.

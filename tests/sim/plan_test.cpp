@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -221,6 +223,83 @@ TEST(PlanBuilderErrors, CollectsSeveralProblems) {
     EXPECT_THAT(e.what(), HasSubstr("is on device 5"));
     EXPECT_THAT(e.what(), HasSubstr("is on stream 9"));
   }
+}
+
+// finish() names a task's problems only when add_task saw one may be there; every rule of
+// check_plan must therefore be seen as the task is added, also after good tasks.
+TEST(PlanBuilderErrors, EachTaskRuleIsReportedAfterGoodTasks) {
+  struct Case {
+    const char* what;
+    std::function<void(PlanBuilder&)> add_bad;
+  };
+  const std::vector<Case> cases = {
+      {"has negative alloc_bytes or free_bytes",
+       [](PlanBuilder& b) {
+         PlanBuilder::TaskSpec s = on(0, 0);
+         s.free_bytes = -4;
+         b.add_compute(s, Time::from_ps(1));
+       }},
+      {"has contention_share 1.5",
+       [](PlanBuilder& b) {
+         PlanBuilder::TaskSpec s = on(0, 0);
+         s.contention_share = 1.5f;
+         b.add_compute(s, Time::from_ps(1));
+       }},
+      {"has link_slowdown",
+       [](PlanBuilder& b) {
+         PlanBuilder::TaskSpec s = on(0, 0);
+         s.link_slowdown = std::numeric_limits<float>::quiet_NaN();
+         b.add_compute(s, Time::from_ps(1));
+       }},
+      {"has category 2 but the plan names 2",
+       [](PlanBuilder& b) {
+         PlanBuilder::TaskSpec s = on(0, 0);
+         s.category = 2;
+         b.add_compute(s, Time::from_ps(1));
+       }},
+      {"has label 3 but the plan names 1",
+       [](PlanBuilder& b) {
+         PlanBuilder::TaskSpec s = on(0, 0);
+         s.label = 3;
+         b.add_compute(s, Time::from_ps(1));
+       }},
+      {"changes host memory but the plan has no hosts",
+       [](PlanBuilder& b) {
+         PlanBuilder::TaskSpec s = on(0, 0);
+         s.mem_on_host = true;
+         s.alloc_bytes = 8;
+         b.add_compute(s, Time::from_ps(1));
+       }},
+      {"names comm instance 7",
+       [](PlanBuilder& b) { b.add_comm_task(on(0, 1), 7); }},
+      {"negative duration", [](PlanBuilder& b) { b.add_compute(on(1, 0), Time::from_ps(-2)); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    PlanBuilder b = make_builder();
+    PlanBuilder::TaskSpec good = on(0, 0);
+    good.label = b.label("fwd");
+    for (int i = 0; i < 3; ++i) b.add_compute(good, Time::from_ps(10));
+    c.add_bad(b);
+    b.add_compute(good, Time::from_ps(10));
+    expect_finish_error(std::move(b), c.what);
+  }
+}
+
+// What a task names may be added after it (its label, its host): the plan is as valid as
+// with the names first.
+TEST(PlanBuilder, NamesAddedAfterTheirTasksAreAccepted) {
+  PlanBuilder b = make_builder();
+  PlanBuilder::TaskSpec s = on(1, 1);
+  s.label = 0;  // "bwd", named below
+  s.mem_on_host = true;
+  s.alloc_bytes = 64;
+  const TaskId t = b.add_compute(s, Time::from_ps(5));
+  EXPECT_EQ(b.label("bwd"), 0);
+  b.set_hosts(1, {0, 0});
+  const Plan p = std::move(b).finish();
+  EXPECT_EQ(p.label_names.at(p.label[t]), "bwd");
+  EXPECT_EQ(p.mem_on_host[t], 1);
 }
 
 }  // namespace
