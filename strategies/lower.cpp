@@ -250,6 +250,7 @@ class Lowering {
 
  private:
   sim::Time segment_time(std::uint32_t segment, Cost cost, std::int64_t stage);  // the whole segment's
+  [[gnu::noinline]] sim::Time price_segment(std::uint32_t segment, Cost cost, std::int64_t stage);
   sim::Time compute_time(const Item& it, std::int64_t stage);
   hardware::AlgorithmChoice choice(const CollectiveNeed& need, std::int64_t stage);
   hardware::ClosedForm symmetric(const CollectiveNeed& need, const RankCoords& c);
@@ -333,18 +334,25 @@ double Lowering::runtime_bytes(MemClass c) const {
   }
 }
 
-sim::Time Lowering::segment_time(std::uint32_t segment, Cost cost, std::int64_t stage) {
-  // Per stage, per segment and cost; a negative time marks one not computed yet.
+// Per stage, per segment and cost; a negative time marks one not computed yet. The lookup is
+// inline (every folded item's time is one); pricing is not.
+inline sim::Time Lowering::segment_time(std::uint32_t segment, Cost cost, std::int64_t stage) {
+  const std::size_t slot = std::size_t{segment} * COST_KINDS + static_cast<std::size_t>(cost);
+  if (static_cast<std::size_t>(stage) < compute_cache_.size()) {
+    const auto& of_stage = compute_cache_[static_cast<std::size_t>(stage)];
+    if (slot < of_stage.size() && of_stage[slot].ps >= 0) return of_stage[slot];
+  }
+  return price_segment(segment, cost, stage);
+}
+
+sim::Time Lowering::price_segment(std::uint32_t segment, Cost cost, std::int64_t stage) {
   if (compute_cache_.empty()) compute_cache_.resize(static_cast<std::size_t>(stages_));
   auto& of_stage = compute_cache_[static_cast<std::size_t>(stage)];
   const std::size_t slot = std::size_t{segment} * COST_KINDS + static_cast<std::size_t>(cost);
   if (of_stage.size() <= slot) of_stage.resize(slot + COST_KINDS, sim::Time{-1});
-  sim::Time& t = of_stage[slot];
-  if (t.ps < 0) {
-    const Segment& seg = program_.roles[static_cast<std::size_t>(stage)].segments[segment];
-    t = sim::Time::from_seconds(segment_seconds(seg, cost, program_.spec.dtype, cost_));
-  }
-  return t;
+  const Segment& seg = program_.roles[static_cast<std::size_t>(stage)].segments[segment];
+  of_stage[slot] = sim::Time::from_seconds(segment_seconds(seg, cost, program_.spec.dtype, cost_));
+  return of_stage[slot];
 }
 
 sim::Time Lowering::compute_time(const Item& it, std::int64_t stage) {

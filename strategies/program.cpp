@@ -137,22 +137,6 @@ std::uint8_t Program::stream(const std::string& name) {
   return static_cast<std::uint8_t>(streams.size() - 1);
 }
 
-const std::vector<Item>& Role::list(ItemList which, std::int32_t chunk) const {
-  switch (which) {
-    case ItemList::FORWARD: return chunks[static_cast<std::size_t>(chunk)].forward;
-    case ItemList::BACKWARD: return chunks[static_cast<std::size_t>(chunk)].backward;
-    case ItemList::PROLOGUE: return prologue;
-    case ItemList::FLOATING: return floating;
-    case ItemList::TAIL: return tail;
-    case ItemList::TRANSFER: return transfers;
-  }
-  return tail;
-}
-
-std::vector<Item>& Role::list(ItemList which, std::int32_t chunk) {
-  return const_cast<std::vector<Item>&>(static_cast<const Role&>(*this).list(which, chunk));
-}
-
 std::size_t Role::item_steps() const {
   std::size_t n = 0;
   for (const Step& s : steps) n += s.count;  // a receive is one task too

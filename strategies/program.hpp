@@ -261,8 +261,21 @@ struct Role {
   bool has_embedding() const;
   bool has_head() const;
   std::int64_t num_layers() const;
-  const std::vector<Item>& list(ItemList which, std::int32_t chunk) const;
-  std::vector<Item>& list(ItemList which, std::int32_t chunk);
+  // Inline: the schedule and the lowering look a step's list up for every step.
+  const std::vector<Item>& list(ItemList which, std::int32_t chunk) const {
+    switch (which) {
+      case ItemList::FORWARD: return chunks[static_cast<std::size_t>(chunk)].forward;
+      case ItemList::BACKWARD: return chunks[static_cast<std::size_t>(chunk)].backward;
+      case ItemList::PROLOGUE: return prologue;
+      case ItemList::FLOATING: return floating;
+      case ItemList::TAIL: return tail;
+      case ItemList::TRANSFER: return transfers;
+    }
+    return tail;
+  }
+  std::vector<Item>& list(ItemList which, std::int32_t chunk) {
+    return const_cast<std::vector<Item>&>(static_cast<const Role&>(*this).list(which, chunk));
+  }
   // The item a step runs (ITEM and SEND steps).
   const Item& item(const Step& step) const { return list(step.list, step.chunk)[step.index]; }
   // The items a step runs (one, or a whole template run).
