@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -982,6 +983,17 @@ Lowered Lowering::run() {
     b.describe(task, pos->second);
   };
 
+  // Fast fidelity: per template (chunk, direction), the items before each that are not
+  // rank-local, and the collectives: whether a run or a piece of one folds, and how many
+  // collectives it folds in. Found once per template and stage, or taken from the stage
+  // lowered before (stage_prefix, of prefix_stage).
+  struct TemplatePrefix {
+    std::vector<std::uint32_t> not_local_before, collectives_before;
+  };
+  std::deque<TemplatePrefix> prefixes;  // stays put as it grows
+  std::vector<const TemplatePrefix*> stage_prefix;
+  std::int64_t prefix_stage = -1;
+
   for (std::uint32_t dev = 0; dev < num_devices; ++dev) {
     const std::uint32_t rank = out.device_rank[dev];
     const RankCoords c = pl_.coords(rank);
@@ -1134,9 +1146,7 @@ Lowered Lowering::run() {
     // Fast fidelity: whether each template (chunk, direction) folds whole, and its items, found
     // once per rank rather than once per micro-batch's run of it.
     struct WholeTemplate {
-      // Items before each that are not rank-local, and collectives: whether a run or a piece
-      // of one folds, and how many collectives it folds in.
-      std::vector<std::uint32_t> not_local_before, collectives_before;
+      const TemplatePrefix* prefix = nullptr;
       const Folded* outcome = nullptr;  // the whole run's fold_cache_ entry (a map's nodes stay put)
     };
     std::vector<WholeTemplate> whole_template(role.chunks.size() * 2);
@@ -1148,22 +1158,33 @@ Lowered Lowering::run() {
         if (fidelity_ == Fidelity::FAST) {
           // Folded when all of it is rank-local: a whole run once per template, a piece (the
           // pieces of one run differ) once per lowering.
-          WholeTemplate& w = whole_template[static_cast<std::size_t>(step.chunk) * 2 + (step.list == ItemList::BACKWARD)];
-          if (w.not_local_before.empty()) {
-            const auto& all = role.list(step.list, step.chunk);
-            w.not_local_before.assign(all.size() + 1, 0);
-            w.collectives_before.assign(all.size() + 1, 0);
-            for (std::size_t k = 0; k < all.size(); ++k) {
-              w.not_local_before[k + 1] = w.not_local_before[k] + (rank_local(all[k]) ? 0 : 1);
-              w.collectives_before[k + 1] = w.collectives_before[k] + (all[k].kind == Item::Kind::COLLECTIVE ? 1 : 0);
+          const std::size_t t = static_cast<std::size_t>(step.chunk) * 2 + (step.list == ItemList::BACKWARD);
+          WholeTemplate& w = whole_template[t];
+          if (w.prefix == nullptr) {
+            // A middle stage whose template is the stage before's in all that folding reads
+            // (rank_local reads a subset) has its counts.
+            if (c.stage > 0 && prefix_stage == c.stage - 1 && t < stage_prefix.size() && stage_prefix[t] != nullptr &&
+                like_previous_stage(c.stage, step.list, step.chunk)) {
+              w.prefix = stage_prefix[t];
+            } else {
+              const auto& all = role.list(step.list, step.chunk);
+              TemplatePrefix& made = prefixes.emplace_back();
+              made.not_local_before.assign(all.size() + 1, 0);
+              made.collectives_before.assign(all.size() + 1, 0);
+              for (std::size_t k = 0; k < all.size(); ++k) {
+                made.not_local_before[k + 1] = made.not_local_before[k] + (rank_local(all[k]) ? 0 : 1);
+                made.collectives_before[k + 1] = made.collectives_before[k] + (all[k].kind == Item::Kind::COLLECTIVE ? 1 : 0);
+              }
+              w.prefix = &made;
             }
           }
+          const TemplatePrefix& pre = *w.prefix;
           const std::uint32_t end = step.index + step.count;
-          if (w.not_local_before[end] == w.not_local_before[step.index]) {
+          if (pre.not_local_before[end] == pre.not_local_before[step.index]) {
             const Folded* outcome = w.outcome;
             if (!step.whole_run) outcome = &fold_run(role, step, c);
             else if (outcome == nullptr) outcome = w.outcome = &fold_run(role, step, c);
-            first[i] = last[i] = add_folded(step, items, *outcome, w.collectives_before[end] - w.collectives_before[step.index]);
+            first[i] = last[i] = add_folded(step, items, *outcome, pre.collectives_before[end] - pre.collectives_before[step.index]);
             continue;
           }
         }
@@ -1201,6 +1222,9 @@ Lowered Lowering::run() {
       }
       first[i] = last[i] = add_item(step, role.item(step), step.index);
     }
+    stage_prefix.assign(whole_template.size(), nullptr);
+    for (std::size_t t = 0; t < whole_template.size(); ++t) stage_prefix[t] = whole_template[t].prefix;
+    prefix_stage = c.stage;
   }
 
   // Fast fidelity: a receive is the peer's send task. The send starts once the receiver has

@@ -407,5 +407,32 @@ TEST(LikePreviousStage, SegmentsThatDifferButPriceAlikeFoldAlike) {
   EXPECT_EQ(sim::simulate(a.plan, a.network).makespan, sim::simulate(b.plan, b.network).makespan);
 }
 
+// A middle stage takes what the stage before found of a template (which of its items fold)
+// only when the two are alike: one whose template has an item that is not rank-local (its
+// memory on the host) lowers the runs holding it item by item, unlike its neighbours.
+TEST(LikePreviousStage, AStageWithAnItemThatDoesNotFoldLowersItsRunsItemByItem) {
+  auto spec = testing::gpt_spec(2, 4, 1, 8);
+  const Program program = build_program(spec);
+  Program changed = program;
+  std::vector<Item>& forward = changed.roles.at(2).chunks.at(0).forward;
+  ASSERT_GT(forward.size(), 2u);
+  forward[1].host_memory = true;  // rank_local: false
+  const auto tasks_per_stage = [&](const Program& p) {
+    const Lowered low = lower(p, testing::a100_cluster(8), testing::a100_cost(), Fidelity::FAST);
+    const ParallelLayout layout = parallel_layout(spec.layout);
+    std::vector<int> n(p.roles.size(), 0);
+    for (std::size_t t = 0; t < low.plan.size(); ++t)
+      ++n.at(static_cast<std::size_t>(layout.coords(low.device_rank[low.plan.device[t]]).stage));
+    return n;
+  };
+  const std::vector<int> before = tasks_per_stage(program);
+  const std::vector<int> after = tasks_per_stage(changed);
+  EXPECT_EQ(before[1], before[2]);  // the middle stages fold alike
+  EXPECT_EQ(after[1], before[1]);
+  EXPECT_EQ(after[3], before[3]);
+  // Each of the stage's micro-batch forwards is now its items, not one task.
+  EXPECT_GE(after[2], before[2] + static_cast<int>(program.micro_batches) * (static_cast<int>(forward.size()) - 1));
+}
+
 }  // namespace
 }  // namespace trainsim::strategies
