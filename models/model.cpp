@@ -48,13 +48,22 @@ std::int64_t total_params(const ModelConfig& model) {
 }
 
 double model_flops_per_iteration(const ModelConfig& model, std::int64_t global_batch, std::int64_t sequence) {
-  const ShardSpec one{.micro_batch = 1, .sequence = sequence, .tensor = 1, .sequence_parallel = false,
-                      .bytes_per_element = 2};
-  const auto both = [](const Layer& layer) { return layer.fwd_flops() + layer.bwd_flops(); };
-  const double per_sequence = both(embedding_layer(model, one)) +
-                              static_cast<double>(model.layers) * both(transformer_layer(model, one)) +
-                              both(head_layer(model, one));
-  return static_cast<double>(global_batch) * per_sequence;
+  // A sweep or search asks for one model's figure once per variant; building its layers to
+  // count them is a sixtieth of an evaluation, so the last model's is kept per thread.
+  thread_local ModelConfig last_model;
+  thread_local std::int64_t last_sequence = -1;
+  thread_local double last_per_sequence = 0;
+  if (sequence != last_sequence || !(model == last_model)) {
+    const ShardSpec one{.micro_batch = 1, .sequence = sequence, .tensor = 1, .sequence_parallel = false,
+                        .bytes_per_element = 2};
+    const auto both = [](const Layer& layer) { return layer.fwd_flops() + layer.bwd_flops(); };
+    last_per_sequence = both(embedding_layer(model, one)) +
+                        static_cast<double>(model.layers) * both(transformer_layer(model, one)) +
+                        both(head_layer(model, one));
+    last_model = model;
+    last_sequence = sequence;
+  }
+  return static_cast<double>(global_batch) * last_per_sequence;
 }
 
 }  // namespace trainsim::models

@@ -1,6 +1,7 @@
 // Whole-model sums against Narayanan et al. 2021: parameter count and FLOPs per iteration.
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "models/model.hpp"
@@ -53,6 +54,23 @@ TEST(ModelFlops, MatchesNarayananWithoutRecompute) {
       expect_relative(model_flops_per_iteration(m, batch, m.max_positions), expected);
     }
   }
+}
+
+// The figure is kept for the last model and sequence asked (a search asks for one model over
+// and over): models one field apart and sequences in turn each get their own.
+TEST(ModelFlops, AlternatingModelsAndSequencesEachGetTheirOwn) {
+  const ModelConfig a = *find_preset("gpt-1.7b");
+  ModelConfig more_layers = a;
+  more_layers.layers += 1;
+  ModelConfig wider_vocab = a;
+  wider_vocab.vocab += 128;
+  auto narayanan = [](const ModelConfig& m, double b, double s) {
+    const double l = static_cast<double>(m.layers), h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocab);
+    return 72 * b * s * l * h * h * (1 + s / (6 * h) + v / (12 * l * h));
+  };
+  for (int round = 0; round < 2; ++round)
+    for (const ModelConfig* m : std::initializer_list<const ModelConfig*>{&a, &more_layers, &a, &wider_vocab})
+      for (std::int64_t s : {1024, 2048, 1024}) expect_relative(model_flops_per_iteration(*m, 8, s), narayanan(*m, 8, s));
 }
 
 // The sum is over ops: all layers (fwd + bwd) plus the head's logits GEMM, times B.
