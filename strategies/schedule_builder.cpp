@@ -215,6 +215,9 @@ struct ScheduleBuilder::Analysis {
   std::vector<std::vector<std::uint8_t>> cuts;     // per template: find_cuts' marks, once a run is cut
   std::vector<std::vector<std::uint8_t>> streams;  // per template: every stream its items use
   ResolverLabels labels;
+  // Per template cut into pieces: the first item of each piece, then the template's size
+  // (emit_body; found once for the stages that share this analysis).
+  std::vector<std::vector<std::uint32_t>> piece_starts;
 };
 
 ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
@@ -349,30 +352,32 @@ std::uint32_t ScheduleBuilder::emit_body(const RunRef& ref, bool whole, std::uin
     // or an item waits for something outside the piece, and ends where something outside
     // waits for an item to end; inside a piece items wait only for each other, as the
     // template says (Step::count).
-    const std::vector<Item>& items = fwd ? c.forward : c.backward;
-    const std::vector<std::uint8_t>& cuts =
-        analysis_->cuts[2 * static_cast<std::size_t>(ref.chunk) + static_cast<std::size_t>(ref.dir)];
+    const std::size_t t = 2 * static_cast<std::size_t>(ref.chunk) + static_cast<std::size_t>(ref.dir);
+    if (analysis_->piece_starts.size() <= t) analysis_->piece_starts.resize(t + 1);
+    std::vector<std::uint32_t>& starts = analysis_->piece_starts[t];
+    if (starts.empty()) {
+      const std::vector<Item>& items = fwd ? c.forward : c.backward;
+      const std::vector<std::uint8_t>& cuts = analysis_->cuts[t];
+      std::uint32_t begin = 0;
+      starts.push_back(0);
+      for (std::uint32_t i = 1; i < n; ++i) {
+        bool cut = (cuts[i] & CUT_BEFORE) || (cuts[i - 1] & CUT_AFTER);
+        for (const Dep& d : items[i].deps)
+          cut = cut || (i > begin && d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) > i - begin);
+        if (cut) starts.push_back(begin = i);
+      }
+      starts.push_back(n);
+    }
     const auto base = static_cast<std::uint32_t>(item_step_.size());
-    auto close = [&](std::uint32_t begin, std::uint32_t end) {
+    for (std::size_t k = 0; k + 1 < starts.size(); ++k) {
       Step s = step;
-      s.index = begin;
-      s.count = end - begin;
+      s.index = starts[k];
+      s.count = starts[k + 1] - starts[k];
+      item_step_.insert(item_step_.end(), s.count, static_cast<std::uint32_t>(role_.steps.size()));
       role_.steps.push_back(s);
       list_begin_.push_back(base);
       run_recv_.push_back(recv);
-    };
-    std::uint32_t begin = 0;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      bool cut = i > 0 && ((cuts[i] & CUT_BEFORE) || (cuts[i - 1] & CUT_AFTER));
-      for (const Dep& d : items[i].deps)
-        cut = cut || (i > begin && d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) > i - begin);
-      if (cut) {
-        close(begin, i);
-        begin = i;
-      }
-      item_step_.push_back(static_cast<std::uint32_t>(role_.steps.size()));
     }
-    close(begin, n);
   }
   return static_cast<std::uint32_t>(role_.steps.size() - 1);
 }
