@@ -228,59 +228,38 @@ TEST(PlanBuilderErrors, CollectsSeveralProblems) {
 // finish() names a task's problems only when add_task saw one may be there; every rule of
 // check_plan must therefore be seen as the task is added, also after good tasks.
 TEST(PlanBuilderErrors, EachTaskRuleIsReportedAfterGoodTasks) {
+  using Spec = PlanBuilder::TaskSpec;
   struct Case {
     const char* what;
-    std::function<void(PlanBuilder&)> add_bad;
+    std::function<void(Spec&)> spoil;  // applied to a task on device 0, stream 0
+    std::int64_t duration_ps = 1;
+    bool comm = false;  // added as a COMM task of instance 7 (there is none)
   };
   const std::vector<Case> cases = {
-      {"has negative alloc_bytes or free_bytes",
-       [](PlanBuilder& b) {
-         PlanBuilder::TaskSpec s = on(0, 0);
-         s.free_bytes = -4;
-         b.add_compute(s, Time::from_ps(1));
-       }},
-      {"has contention_share 1.5",
-       [](PlanBuilder& b) {
-         PlanBuilder::TaskSpec s = on(0, 0);
-         s.contention_share = 1.5f;
-         b.add_compute(s, Time::from_ps(1));
-       }},
-      {"has link_slowdown",
-       [](PlanBuilder& b) {
-         PlanBuilder::TaskSpec s = on(0, 0);
-         s.link_slowdown = std::numeric_limits<float>::quiet_NaN();
-         b.add_compute(s, Time::from_ps(1));
-       }},
-      {"has category 2 but the plan names 2",
-       [](PlanBuilder& b) {
-         PlanBuilder::TaskSpec s = on(0, 0);
-         s.category = 2;
-         b.add_compute(s, Time::from_ps(1));
-       }},
-      {"has label 3 but the plan names 1",
-       [](PlanBuilder& b) {
-         PlanBuilder::TaskSpec s = on(0, 0);
-         s.label = 3;
-         b.add_compute(s, Time::from_ps(1));
-       }},
+      {"has negative alloc_bytes or free_bytes", [](Spec& s) { s.free_bytes = -4; }},
+      {"has contention_share 1.5", [](Spec& s) { s.contention_share = 1.5f; }},
+      {"has link_slowdown", [](Spec& s) { s.link_slowdown = std::numeric_limits<float>::quiet_NaN(); }},
+      {"has category 2 but the plan names 2", [](Spec& s) { s.category = 2; }},
+      {"has label 3 but the plan names 1", [](Spec& s) { s.label = 3; }},
       {"changes host memory but the plan has no hosts",
-       [](PlanBuilder& b) {
-         PlanBuilder::TaskSpec s = on(0, 0);
+       [](Spec& s) {
          s.mem_on_host = true;
          s.alloc_bytes = 8;
-         b.add_compute(s, Time::from_ps(1));
        }},
-      {"names comm instance 7",
-       [](PlanBuilder& b) { b.add_comm_task(on(0, 1), 7); }},
-      {"negative duration", [](PlanBuilder& b) { b.add_compute(on(1, 0), Time::from_ps(-2)); }},
+      {"names comm instance 7", [](Spec& s) { s.stream = 1; }, 1, true},
+      {"negative duration", [](Spec&) {}, -2},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     PlanBuilder b = make_builder();
-    PlanBuilder::TaskSpec good = on(0, 0);
+    Spec good = on(0, 0);
     good.label = b.label("fwd");
     for (int i = 0; i < 3; ++i) b.add_compute(good, Time::from_ps(10));
-    c.add_bad(b);
+    Spec bad = on(0, 0);
+    bad.label = good.label;
+    c.spoil(bad);
+    if (c.comm) b.add_comm_task(bad, 7);
+    else b.add_compute(bad, Time::from_ps(c.duration_ps));
     b.add_compute(good, Time::from_ps(10));
     expect_finish_error(std::move(b), c.what);
   }
