@@ -67,12 +67,18 @@ bool evaluate(const strategies::TrainingSpec& spec, const Space& s) {
   }
 }
 
-void search_evaluation(benchmark::State& state) {
-  const Space s = search_space();
+// About 200 of what the memory bounds keep, every n-th in enumeration order.
+std::vector<strategies::TrainingSpec> sample_of(const Space& s) {
   constexpr std::size_t SAMPLE = 200;
   std::vector<strategies::TrainingSpec> sample;
   for (std::size_t i = 0; i < s.kept.size(); i += std::max<std::size_t>(1, s.kept.size() / SAMPLE))
     sample.push_back(s.kept[i]);
+  return sample;
+}
+
+void search_evaluation(benchmark::State& state) {
+  const Space s = search_space();
+  const std::vector<strategies::TrainingSpec> sample = sample_of(s);
   std::size_t next = 0, failed = 0;
   for (auto _ : state) failed += evaluate(sample[next++ % sample.size()], s) ? 0 : 1;
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
@@ -116,13 +122,10 @@ BENCHMARK(search_evaluation_first_visit)->Unit(benchmark::kMillisecond)->Iterati
 // search_evaluation so that the README's filter does not run it.
 void layer_count_floor(benchmark::State& state) {
   const Space s = search_space();
-  constexpr std::size_t SAMPLE = 200;
-  std::vector<strategies::TrainingSpec> sample;
-  for (std::size_t i = 0; i < s.kept.size(); i += std::max<std::size_t>(1, s.kept.size() / SAMPLE)) {
-    strategies::TrainingSpec spec = s.kept[i];
+  std::vector<strategies::TrainingSpec> sample = sample_of(s);
+  for (strategies::TrainingSpec& spec : sample) {
     spec.model.layers = spec.layout.pipeline * spec.layout.virtual_stages;
     spec.layout.first_stage_layers = spec.layout.last_stage_layers = 0;
-    sample.push_back(std::move(spec));
   }
   std::size_t next = 0, failed = 0;
   for (auto _ : state) failed += evaluate(sample[next++ % sample.size()], s) ? 0 : 1;
