@@ -991,17 +991,8 @@ Lowered Lowering::run() {
     std::vector<std::uint32_t> not_local_before, collectives_before;
   };
   std::deque<TemplatePrefix> prefixes;  // stays put as it grows
-  // Per template (chunk, direction) of the device being lowered and of the one before it.
-  struct WholeTemplate {
-    const TemplatePrefix* prefix = nullptr;
-    const Folded* outcome = nullptr;  // the whole run's fold_cache_ entry (a map's nodes stay put)
-    bool alike = false;  // like the stage before's (like_previous_stage)
-    // The pieces folded, by their first item: the outcome and the piece's size.
-    std::vector<std::pair<const Folded*, std::uint32_t>> pieces;
-  };
-  std::vector<WholeTemplate> whole_template, whole_before;
-  std::int64_t before_stage = -1;
-  double before_interference = -1;
+  std::vector<const TemplatePrefix*> stage_prefix;
+  std::int64_t prefix_stage = -1;
 
   for (std::uint32_t dev = 0; dev < num_devices; ++dev) {
     const std::uint32_t rank = out.device_rank[dev];
@@ -1154,18 +1145,11 @@ Lowered Lowering::run() {
     std::vector<std::uint32_t> run_tasks;
     // Fast fidelity: whether each template (chunk, direction) folds whole, and its items, found
     // once per rank rather than once per micro-batch's run of it.
-    std::swap(whole_template, whole_before);
-    whole_template.resize(role.chunks.size() * 2);
-    for (WholeTemplate& w : whole_template) {
-      w.prefix = nullptr;
-      w.outcome = nullptr;
-      w.alike = false;
-      w.pieces.clear();
-    }
-    const bool after_previous_stage = c.stage > 0 && before_stage == c.stage - 1;
-    // A piece of a stage alike the one before folds as it folded there, at the same link
-    // interference (Lowering::fold_run's own shortcut, without its three map lookups).
-    const double interference = fidelity_ == Fidelity::FAST ? tp_interference(c.stage) : 0.0;
+    struct WholeTemplate {
+      const TemplatePrefix* prefix = nullptr;
+      const Folded* outcome = nullptr;  // the whole run's fold_cache_ entry (a map's nodes stay put)
+    };
+    std::vector<WholeTemplate> whole_template(role.chunks.size() * 2);
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
       const Step& step = role.steps[i];
       if (fidelity_ == Fidelity::FAST && step.kind == Step::Kind::RECV) continue;  // the peer's send stands for it
@@ -1179,10 +1163,9 @@ Lowered Lowering::run() {
           if (w.prefix == nullptr) {
             // A middle stage whose template is the stage before's in all that folding reads
             // (rank_local reads a subset) has its counts.
-            if (after_previous_stage && t < whole_before.size() && whole_before[t].prefix != nullptr &&
+            if (c.stage > 0 && prefix_stage == c.stage - 1 && t < stage_prefix.size() && stage_prefix[t] != nullptr &&
                 like_previous_stage(c.stage, step.list, step.chunk)) {
-              w.prefix = whole_before[t].prefix;
-              w.alike = true;
+              w.prefix = stage_prefix[t];
             } else {
               const auto& all = role.list(step.list, step.chunk);
               TemplatePrefix& made = prefixes.emplace_back();
@@ -1199,18 +1182,8 @@ Lowered Lowering::run() {
           const std::uint32_t end = step.index + step.count;
           if (pre.not_local_before[end] == pre.not_local_before[step.index]) {
             const Folded* outcome = w.outcome;
-            if (!step.whole_run) {
-              outcome = nullptr;
-              if (w.alike && interference == before_interference) {
-                const auto& before = whole_before[t].pieces;
-                if (step.index < before.size() && before[step.index].second == step.count) outcome = before[step.index].first;
-              }
-              if (outcome == nullptr) outcome = &fold_run(role, step, c);
-              if (w.pieces.empty()) w.pieces.assign(role.list(step.list, step.chunk).size(), {nullptr, 0});
-              w.pieces[step.index] = {outcome, step.count};
-            } else if (outcome == nullptr) {
-              outcome = w.outcome = &fold_run(role, step, c);
-            }
+            if (!step.whole_run) outcome = &fold_run(role, step, c);
+            else if (outcome == nullptr) outcome = w.outcome = &fold_run(role, step, c);
             first[i] = last[i] = add_folded(step, items, *outcome, pre.collectives_before[end] - pre.collectives_before[step.index]);
             continue;
           }
@@ -1249,8 +1222,9 @@ Lowered Lowering::run() {
       }
       first[i] = last[i] = add_item(step, role.item(step), step.index);
     }
-    before_stage = c.stage;
-    before_interference = interference;
+    stage_prefix.assign(whole_template.size(), nullptr);
+    for (std::size_t t = 0; t < whole_template.size(); ++t) stage_prefix[t] = whole_template[t].prefix;
+    prefix_stage = c.stage;
   }
 
   // Fast fidelity: a receive is the peer's send task. The send starts once the receiver has
