@@ -57,6 +57,23 @@ void check_routes(const Plan& p, std::size_t num_links, PlanProblems& out) {
 
 }  // namespace
 
+// The per-task rules of check_plan's loop below, as one yes or no, for PlanBuilder to ask as
+// each task is added (a rule added to that loop belongs here too). Stricter than the loop
+// where a name the task uses may still be added: a label id is checked even while no label
+// has a name, and host memory while no host is set.
+bool task_may_break_a_rule(const Plan& p, std::size_t t) {
+  const bool changes_memory = (p.alloc_bytes[t] | p.free_bytes[t]) != 0;
+  const bool bad_kind = p.kind[t] == TaskKind::COMPUTE
+                            ? p.duration[t] < Time::zero()
+                            : (p.kind[t] != TaskKind::COMM && p.kind[t] != TaskKind::COPY) || p.comm[t] >= p.comms.size();
+  return bad_kind || p.device[t] >= p.num_devices || p.stream[t] >= p.streams_per_device || p.alloc_bytes[t] < 0 ||
+         p.free_bytes[t] < 0 || !(p.contention_share[t] >= 0.0f && p.contention_share[t] <= 1.0f) ||
+         !(p.link_slowdown[t] >= 0.0f) || !std::isfinite(p.link_slowdown[t]) ||
+         (changes_memory && p.mem_class[t] >= p.mem_class_names.size()) ||
+         (changes_memory && p.mem_on_host[t] != 0 && p.num_hosts == 0) ||
+         (!p.category_names.empty() && p.category[t] >= p.category_names.size()) || p.label[t] >= p.label_names.size();
+}
+
 PlanProblems check_plan(const Plan& p, std::size_t num_links, bool task_fields_checked) {
   PlanProblems out;
   const std::size_t n = p.size();
@@ -329,32 +346,20 @@ TaskId PlanBuilder::add_task(const TaskSpec& spec, TaskKind k) {
   plan_.mem_on_host.push_back(spec.mem_on_host ? 1 : 0);
   plan_.contention_share.push_back(spec.contention_share);
   plan_.link_slowdown.push_back(spec.link_slowdown);
-  // check_plan's rules for this task, while its fields are at hand (a lowering adds
-  // thousands): finish names the problems only if one may be there. A label, host or comm
-  // instance added after the task makes it suspect too, and finish decides.
-  const bool changes_memory = (spec.alloc_bytes | spec.free_bytes) != 0;
-  task_suspect_ = task_suspect_ || spec.device >= plan_.num_devices || spec.stream >= plan_.streams_per_device ||
-                  spec.alloc_bytes < 0 || spec.free_bytes < 0 ||
-                  !(spec.contention_share >= 0.0f && spec.contention_share <= 1.0f) ||
-                  !(spec.link_slowdown >= 0.0f) || !std::isfinite(spec.link_slowdown) ||
-                  (changes_memory && spec.mem_class >= plan_.mem_class_names.size()) ||
-                  (changes_memory && spec.mem_on_host && plan_.num_hosts == 0) ||
-                  (!plan_.category_names.empty() && spec.category >= plan_.category_names.size()) ||
-                  spec.label >= plan_.label_names.size();
   return id;
 }
 
 TaskId PlanBuilder::add_compute(const TaskSpec& spec, Time duration) {
   const TaskId id = add_task(spec, TaskKind::COMPUTE);
   plan_.duration.back() = duration;
-  task_suspect_ = task_suspect_ || duration < Time::zero();
+  task_suspect_ = task_suspect_ || detail::task_may_break_a_rule(plan_, id);
   return id;
 }
 
 TaskId PlanBuilder::add_comm_task(const TaskSpec& spec, std::uint32_t comm) {
   const TaskId id = add_task(spec, TaskKind::COMM);
   plan_.comm.back() = comm;
-  task_suspect_ = task_suspect_ || comm >= plan_.comms.size();
+  task_suspect_ = task_suspect_ || detail::task_may_break_a_rule(plan_, id);
   return id;
 }
 
@@ -366,6 +371,7 @@ TaskId PlanBuilder::add_copy(const TaskSpec& spec, std::uint32_t pattern, double
   const std::uint32_t comm = add_comm(inst);
   const TaskId id = add_task(spec, TaskKind::COPY);
   plan_.comm.back() = comm;
+  task_suspect_ = task_suspect_ || detail::task_may_break_a_rule(plan_, id);
   return id;
 }
 

@@ -37,6 +37,10 @@ inline constexpr std::size_t NO_LINK_CHECK = static_cast<std::size_t>(-1);
 // rules as the tasks were added, and the loop that names each bad task is skipped.
 PlanProblems check_plan(const Plan& plan, std::size_t num_links, bool task_fields_checked = false);
 
+// Whether task t may break one of check_plan's per-task rules (PlanBuilder asks as it adds
+// each task; false only when none can be broken).
+bool task_may_break_a_rule(const Plan& plan, std::size_t t);
+
 // What check_plan covers that PlanBuilder::finish cannot have checked: the contention
 // fields a caller may set on the finished plan, and the routes against the network.
 PlanProblems check_finished_plan(const Plan& plan, std::size_t num_links);
