@@ -23,7 +23,8 @@ std::string data_parallel(Program& program, const PassArgs& args) {
       ar.collective = {Dim::DATA, hardware::Collective::ALL_REDUCE, static_cast<double>(role.params) * sb.gradients};
       ar.category = Category::DP_COMM;
       ar.stream = program.stream("dp-comm");
-      ar.label = "dp-allreduce";
+      static const Label DP_ALLREDUCE("dp-allreduce");  // interned once, not per role
+      ar.label = DP_ALLREDUCE;
       ar.deps = {Dep::every_stream()};
       sync.push_back(ar);
     }
@@ -37,7 +38,8 @@ std::string data_parallel(Program& program, const PassArgs& args) {
                        static_cast<double>((spec.model.vocab + program.applied.tensor - 1) / program.applied.tensor * spec.model.hidden) * sb.gradients};
       ar.category = Category::PP_COMM;
       ar.stream = program.stream("pp-comm");
-      ar.label = "embedding-allreduce";
+      static const Label EMBEDDING_ALLREDUCE("embedding-allreduce");
+      ar.label = EMBEDDING_ALLREDUCE;
       ar.deps = {Dep::every_stream()};
       sync.push_back(ar);
     }

@@ -312,7 +312,23 @@ class Lowering {
   };
   std::unordered_map<CollectiveKey, sim::Time, CollectiveKeyHash> collective_time_;
   LayoutMemo& memo_;  // what depends on the cluster and the layout only
-  std::map<std::tuple<std::int64_t, int, std::uint32_t, std::uint32_t, std::uint32_t>, Folded> fold_cache_;
+  // A folded run or group by (stage, list, chunk, its first and last item); looked up for
+  // every folded step, never iterated (an unordered map's nodes stay put, as the lowering's
+  // pointers to outcomes need).
+  struct FoldSlot {
+    std::int64_t stage;
+    int list;
+    std::uint32_t chunk, first, last;
+    bool operator==(const FoldSlot&) const = default;
+  };
+  struct FoldSlotHash {
+    std::size_t operator()(const FoldSlot& k) const {
+      const std::uint64_t where = static_cast<std::uint64_t>(k.stage) << 40 ^ std::uint64_t{k.chunk} << 8 ^
+                                  static_cast<std::uint8_t>(k.list);
+      return static_cast<std::size_t>(FoldKey::mum(where ^ 0xA0761D6478BD642Full, (std::uint64_t{k.first} << 32 | k.last) ^ 0xE7037ED1A0B428DBull));
+    }
+  };
+  std::unordered_map<FoldSlot, Folded, FoldSlotHash> fold_cache_;
   // Pieces of runs by what their folding reads but the layer (Lowering::fold_run): the first.
   std::unordered_map<FoldKey, const Folded*, FoldKeyHash> piece_shapes_;
   std::map<std::tuple<std::int64_t, int, std::int32_t>, bool> like_previous_;  // (stage, list, chunk)
@@ -516,8 +532,8 @@ std::vector<FoldGroup> Lowering::fold_groups(const Role& role) const {
 // computes with no communication of its own beside it (what contention from outside slows).
 const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoords& c) {
   const Step& head = role.steps[g.first];
-  const auto key = std::make_tuple(c.stage, static_cast<int>(head.list), static_cast<std::uint32_t>(head.chunk),
-                                   head.index, role.steps[g.last].index);
+  const FoldSlot key{c.stage, static_cast<int>(head.list), static_cast<std::uint32_t>(head.chunk), head.index,
+                     role.steps[g.last].index};
   auto [pos, fresh] = fold_cache_.try_emplace(key);
   if (!fresh) return pos->second;
   std::vector<const Item*> items;
@@ -535,16 +551,16 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
 // each other as the template says. The same items folded step by step have the same key and
 // the same result.
 const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankCoords& c) {
-  const auto key = std::make_tuple(c.stage, static_cast<int>(step.list), static_cast<std::uint32_t>(step.chunk),
-                                   step.index, step.index + step.count - 1);
+  const FoldSlot key{c.stage, static_cast<int>(step.list), static_cast<std::uint32_t>(step.chunk), step.index,
+                     step.index + step.count - 1};
   auto [pos, fresh] = fold_cache_.try_emplace(key);
   if (!fresh) return pos->second;
   // The middle stages of a pipeline mostly run what the stage before them runs, at its prices:
   // the same part of its template folds the same (its link interference is the stage's own).
   if (c.stage > 0 && like_previous_stage(c.stage, step.list, step.chunk)) {
-    const auto before = fold_cache_.find(std::make_tuple(c.stage - 1, static_cast<int>(step.list),
-                                                         static_cast<std::uint32_t>(step.chunk), step.index,
-                                                         step.index + step.count - 1));
+    FoldSlot previous = key;
+    --previous.stage;
+    const auto before = fold_cache_.find(previous);
     if (before != fold_cache_.end()) {
       static_cast<FoldOutcome&>(pos->second) = before->second;
       pos->second.link_slowdown = static_cast<float>(before->second.tp_share * tp_interference(c.stage));
@@ -1147,7 +1163,7 @@ Lowered Lowering::run() {
     // once per rank rather than once per micro-batch's run of it.
     struct WholeTemplate {
       const TemplatePrefix* prefix = nullptr;
-      const Folded* outcome = nullptr;  // the whole run's fold_cache_ entry (a map's nodes stay put)
+      const Folded* outcome = nullptr;  // the whole run's fold_cache_ entry
     };
     std::vector<WholeTemplate> whole_template(role.chunks.size() * 2);
     for (std::size_t i = 0; i < role.steps.size(); ++i) {

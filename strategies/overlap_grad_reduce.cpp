@@ -37,7 +37,8 @@ std::string overlap_grad_reduce(Program& program, const PassArgs& /*args*/) {
         Item bucket = *whole;
         bucket.collective.bytes = static_cast<double>(b.params) * sb.gradients;
         bucket.layer = b.layers.back();
-        bucket.label = "dp-grad-bucket";
+        static const Label BUCKET("dp-grad-bucket");  // interned once, not per bucket
+        bucket.label = BUCKET;
         bucket.deps = {Dep::item("bwd", Direction::BACKWARD, 0, Dep::On::END, Dep::MicroBatch::EVERY)};
         role.floating.push_back(std::move(bucket));
       }

@@ -43,7 +43,8 @@ std::string overlap_param_gather(Program& program, const PassArgs& /*args*/) {
         gather.category = Category::DP_COMM;
         gather.stream = stream;
         gather.layer = b.layers.front();
-        gather.label = "dp-param-allgather-bucket";
+        static const Label BUCKET("dp-param-allgather-bucket");  // interned once, not per bucket
+        gather.label = BUCKET;
         for (const std::int32_t l : b.layers) bucket_layer[l] = gather.layer;
         role.prologue.push_back(std::move(gather));
       }

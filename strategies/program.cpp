@@ -276,7 +276,8 @@ void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, 
         op.cls == models::ComputeClass::GEMM) {
       flush();
       out.push_back(collective_item(Dim::TENSOR, hardware::Collective::ALL_GATHER, op.tp_comm_bytes, t.group));
-      out.back().label = "tp-sp-weight-input-allgather";
+      static const Label INPUT_GATHER("tp-sp-weight-input-allgather");  // interned once, not per layer
+      out.back().label = INPUT_GATHER;
     }
     if (current_ops == 0) {
       const auto found = shared.find(SegmentKey{kind_of(t.group), dir, ordinal});
@@ -438,7 +439,8 @@ void rebuild_role(Role& role, const Program& program) {
     const int reductions = spec.dtype == hardware::Dtype::FP16 ? 2 : 1;
     for (int r = 0; r < reductions; ++r) {
       Item norm = collective_item(Dim::TENSOR, hardware::Collective::ALL_REDUCE, 4.0, static_cast<std::int32_t>(model.layers));
-      norm.label = r == 0 ? "tp-grad-norm-allreduce" : "tp-found-inf-allreduce";
+      static const Label NORM("tp-grad-norm-allreduce"), FOUND_INF("tp-found-inf-allreduce");
+      norm.label = r == 0 ? NORM : FOUND_INF;
       norm.deps = {Dep::every_stream()};
       role.tail.push_back(std::move(norm));
     }
@@ -453,7 +455,8 @@ void rebuild_role(Role& role, const Program& program) {
   it.segment = static_cast<std::uint32_t>(role.segments.size());
   it.category = Category::OPTIMIZER;
   it.layer = static_cast<std::int32_t>(model.layers);
-  it.label = "optimizer";
+  static const Label OPTIMIZER("optimizer");
+  it.label = OPTIMIZER;
   it.deps = {Dep::every_stream()};
   // FP16's fp32 main gradients exist during the step only.
   it.mem_class = MemClass::GRADIENTS;

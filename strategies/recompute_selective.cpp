@@ -44,7 +44,8 @@ std::string recompute_selective(Program& program, const PassArgs& /*args*/) {
             r.deps = Dep::previous();
             r.category = Category::RECOMPUTE;
             r.layer = it.layer;
-            r.label = "recompute";
+            static const Label RECOMPUTE("recompute");  // interned once, not per item
+            r.label = RECOMPUTE;
             r.segment = known->second;
             r.alloc_bytes = activation_bytes(role.segments[r.segment], true);
             backward.push_back(std::move(r));

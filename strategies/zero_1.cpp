@@ -19,7 +19,8 @@ std::string zero_1(Program& program, const PassArgs& /*args*/) {
       if (it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::DATA &&
           it.collective.op == hardware::Collective::ALL_REDUCE) {
         it.collective.op = hardware::Collective::REDUCE_SCATTER;
-        it.label = "dp-grad-reducescatter";
+        static const Label REDUCE_SCATTER("dp-grad-reducescatter");  // interned once, not per item
+        it.label = REDUCE_SCATTER;
         tail.push_back(it);
         continue;
       }
@@ -45,7 +46,8 @@ std::string zero_1(Program& program, const PassArgs& /*args*/) {
           gather.category = Category::DP_COMM;
           gather.stream = program.stream("dp-comm");
           gather.layer = it.layer;
-          gather.label = "dp-param-allgather";
+          static const Label GATHER("dp-param-allgather");
+          gather.label = GATHER;
           gather.deps = {Dep::every_stream()};
           tail.push_back(gather);
         }
