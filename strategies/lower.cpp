@@ -1,6 +1,7 @@
 #include "strategies/lower.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <deque>
@@ -698,22 +699,30 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
   std::vector<sim::Time> durations(n);
   FoldKey key;
   key.add(streams, FoldKey::word(contention_));
-  // A group alternates its GEMM pieces with one collective repeated (a split collective's
-  // chunks, a layer's all-gather after a layer's): the last one priced is checked first.
-  const CollectiveNeed* last_need = nullptr;
-  sim::Time last_time;
+  // A group alternates its GEMM pieces with a few collectives repeated layer after layer (a
+  // ring exchange's transfers, a pipelined reduce-scatter's pieces, a bulk all-gather): the
+  // few priced last are checked before the lowering's table.
+  struct Priced {
+    const CollectiveNeed* need = nullptr;
+    sim::Time time;
+  };
+  std::array<Priced, 4> recent{};
+  std::size_t next_recent = 0;
+  auto price = [&](const CollectiveNeed& need) {
+    for (const Priced& p : recent)
+      if (p.need != nullptr && need.dim == p.need->dim && need.op == p.need->op && need.bytes == p.need->bytes &&
+          need.latency_scale == p.need->latency_scale)
+        return p.time;
+    const sim::Time t = closed_form(need, c);
+    recent[next_recent++ % recent.size()] = {&need, t};
+    return t;
+  };
   for (std::uint32_t k = 0; k < n; ++k) {
     const Item& it = *items[k];
     if (it.kind == Item::Kind::COMPUTE) {
       durations[k] = compute_time(it, c.stage);
     } else {
-      const CollectiveNeed& need = it.collective;
-      if (last_need == nullptr || need.dim != last_need->dim || need.op != last_need->op ||
-          need.bytes != last_need->bytes || need.latency_scale != last_need->latency_scale) {
-        last_time = closed_form(need, c);
-        last_need = &need;
-      }
-      durations[k] = last_time;
+      durations[k] = price(it.collective);
     }
     key.add(FoldKey::word(it.alloc_bytes), FoldKey::word(it.free_bytes), FoldKey::word(durations[k].ps),
             std::uint64_t{it.kind == Item::Kind::COMPUTE} | std::uint64_t{it.stream} << 8 |

@@ -50,24 +50,16 @@ struct ResolverLabels {
   }
 };
 
-ResolverLabels resolver_labels(const Role& role) {
-  ResolverLabels out;
-  // Only labels some dependency names are worth indexing.
-  auto scan = [&](const std::vector<Item>& items) {
-    for (const Item& it : items)
-      for (const Dep& d : it.deps)
-        if (d.target == Dep::Target::ITEM) {
-          const std::uint32_t id = d.label.id();
-          if (out.labels.size() <= id) out.labels.resize(id + 1, -1);
-          if (out.labels[id] < 0) out.labels[id] = out.named++;
-        }
-  };
-  for (const Chunk& c : role.chunks) {
-    scan(c.forward);
-    scan(c.backward);
-  }
-  for (const auto* l : {&role.prologue, &role.floating, &role.tail, &role.transfers}) scan(*l);
-  if (out.named == 0) return out;
+// Numbers a label that a dependency names (scan order), once.
+void name_label(ResolverLabels& out, const Label& label) {
+  const std::uint32_t id = label.id();
+  if (out.labels.size() <= id) out.labels.resize(id + 1, -1);
+  if (out.labels[id] < 0) out.labels[id] = out.named++;
+}
+
+// Each item's number, once every named label is numbered (name_label over every list).
+void number_items(const Role& role, ResolverLabels& out) {
+  if (out.named == 0) return;
   auto ids = [&](const std::vector<Item>& items) {
     std::vector<std::int32_t> v;
     v.reserve(items.size());
@@ -81,7 +73,6 @@ ResolverLabels resolver_labels(const Role& role) {
   out.list_ids[0] = ids(role.prologue);
   out.list_ids[1] = ids(role.floating);
   out.list_ids[2] = ids(role.tail);
-  return out;
 }
 
 class Resolver {
@@ -515,24 +506,30 @@ std::shared_ptr<ScheduleBuilder::Analysis> ScheduleBuilder::analysis_of(const Ro
   if (role.twin != 0 && role.twin == twin) return shared;
   auto a = std::make_shared<Analysis>();
   std::vector<std::uint8_t> referenced;  // by Label::id: how
+  // One pass over every dependency: how each label is referenced, and the Resolver's numbering.
   auto scan = [&](const std::vector<Item>& items) {
     for (const Item& it : items)
-      for (const Dep& d : it.deps)
-        if (d.target == Dep::Target::ITEM && d.micro_batch != Dep::MicroBatch::ITERATION) {
-          const std::uint32_t id = d.label.id();
-          if (referenced.size() <= id) referenced.resize(id + 1, 0);
-          referenced[id] |= d.micro_batch == Dep::MicroBatch::EVERY ? LAST : ALWAYS;
-        }
+      for (const Dep& d : it.deps) {
+        if (d.target != Dep::Target::ITEM) continue;
+        name_label(a->labels, d.label);
+        if (d.micro_batch == Dep::MicroBatch::ITERATION) continue;
+        const std::uint32_t id = d.label.id();
+        if (referenced.size() <= id) referenced.resize(id + 1, 0);
+        referenced[id] |= d.micro_batch == Dep::MicroBatch::EVERY ? LAST : ALWAYS;
+      }
   };
   for (const Chunk& c : role.chunks) {
     scan(c.forward);
     scan(c.backward);
   }
   for (const auto* l : {&role.prologue, &role.floating, &role.tail, &role.transfers}) scan(*l);
+  // How a template is open, and the streams its items use (one pass over its items).
+  std::array<bool, 256> used{};  // by stream id (a std::uint8_t)
   auto openness = [&](const std::vector<Item>& items) {
     std::uint8_t open = 0;
     for (std::size_t i = 0; i < items.size(); ++i) {
       const Item& it = items[i];
+      used[it.stream] = true;
       if (const std::uint32_t id = it.label.id(); id < referenced.size()) open |= referenced[id];
       for (const Dep& d : it.deps) {
         if (d.target == Dep::Target::PREVIOUS) {
@@ -548,15 +545,14 @@ std::shared_ptr<ScheduleBuilder::Analysis> ScheduleBuilder::analysis_of(const Ro
   };
   for (const Chunk& c : role.chunks)
     for (const auto* items : {&c.forward, &c.backward}) {
+      used.fill(false);
       a->open.push_back(openness(*items));
-      std::array<bool, 256> used{};  // by stream id (a std::uint8_t)
-      for (const Item& it : *items) used[it.stream] = true;
       std::vector<std::uint8_t> streams;
       for (std::size_t id = 0; id < used.size(); ++id)
         if (used[id]) streams.push_back(static_cast<std::uint8_t>(id));
       a->streams.push_back(std::move(streams));
     }
-  a->labels = resolver_labels(role);
+  number_items(role, a->labels);
   if (role.twin != 0) {
     twin = role.twin;
     shared = a;
