@@ -629,6 +629,26 @@ bool Lowering::like_previous_stage(std::int64_t stage, ItemList list, std::int32
   // the same index in both stages, as checked), and the few distinct collectives.
   std::vector<std::int8_t> segment_alike(std::max(role.segments.size(), before.segments.size()) * COST_KINDS, -1);
   std::vector<const CollectiveNeed*> priced;
+  // Whether a rank-local collective costs the same in both stages (a stage's tensor-parallel
+  // group may sit on other links): each distinct one priced once.
+  auto collective_alike = [&](const CollectiveNeed& n, const CollectiveNeed& m) {
+    const bool known = std::any_of(priced.begin(), priced.end(), [&](const CollectiveNeed* p) {
+      return n.dim == p->dim && n.op == p->op && n.bytes == p->bytes && n.latency_scale == p->latency_scale;
+    });
+    if (known) return true;
+    if (closed_form(n, here) != closed_form(m, there)) return false;
+    priced.push_back(&n);
+    return true;
+  };
+  if (options_.as_built && role.restored_from != 0 && role.restored_from == before.restored_from) {
+    // Copies of one stage as build_program made them: alike item for item, segments included
+    // (copy_for_stage), so only the collectives' prices are left to compare.
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].kind == Item::Kind::COLLECTIVE && rank_local(a[i]) && !collective_alike(a[i].collective, b[i].collective))
+        return false;
+    pos->second = true;
+    return true;
+  }
   for (std::size_t i = 0; i < a.size(); ++i) {
     const Item& x = a[i];
     const Item& y = b[i];
@@ -658,13 +678,7 @@ bool Lowering::like_previous_stage(std::int64_t stage, ItemList list, std::int32
         n.occupies_sms != m.occupies_sms || x.copy.way != y.copy.way || x.copy.bytes != y.copy.bytes)
       return false;
     if (x.kind != Item::Kind::COLLECTIVE || !rank_local(x)) continue;  // only the rank-local fold
-    const bool known = std::any_of(priced.begin(), priced.end(), [&](const CollectiveNeed* p) {
-      return n.dim == p->dim && n.op == p->op && n.bytes == p->bytes && n.latency_scale == p->latency_scale;
-    });
-    if (!known) {
-      if (closed_form(n, here) != closed_form(m, there)) return false;
-      priced.push_back(&n);
-    }
+    if (!collective_alike(n, m)) return false;
   }
   pos->second = true;
   return true;

@@ -50,6 +50,12 @@ struct LowerOptions {
   // Fill the Plan's op descriptors (what each task is: op, FLOPs, bytes, collective, group,
   // dtype) for Chakra export, the critical-path report and calibration.
   bool describe_ops = false;
+  // The Program is lowered as build_program returned it (what a sweep or search does): the
+  // middle stages it restored as copies of stage 1 (Role::restored_from) are still copies,
+  // so fast fidelity checks only that each is priced as the stage before it, not that it
+  // is item for item the same. A caller that edits a role's lists leaves this false, or
+  // clears that role's restored_from.
+  bool as_built = false;
 };
 
 // Throws std::invalid_argument when the program's layout does not fit the cluster.

@@ -557,8 +557,8 @@ void restore_middle_stages(Program& program) {
   // program's roles.
   static std::atomic<std::uint64_t> restorations{0};
   const std::uint64_t twin = ++restorations;
-  program.roles[1].twin = twin;
-  for (Role& role : restored) role.twin = twin;
+  program.roles[1].twin = program.roles[1].restored_from = twin;
+  for (Role& role : restored) role.twin = role.restored_from = twin;
   program.roles.insert(program.roles.begin() + 2, std::make_move_iterator(restored.begin()),
                        std::make_move_iterator(restored.end()));
   program.elided_stages.clear();

@@ -255,6 +255,11 @@ struct Role {
   // (restore_middle_stages): roles with the same number hold the same lists but for the
   // layers their items name, so the schedule derives what depends on the lists once.
   std::uint64_t twin = 0;
+  // The same number on stage 1 and on the middle stages restore_middle_stages made as its
+  // copies, kept once build_program returns (unlike twin) unless a pass or a hook ran after
+  // the schedule: their lists are stage 1's but for the layers their items name, for as long
+  // as no caller edits them (LowerOptions::as_built).
+  std::uint64_t restored_from = 0;
   std::vector<Step> steps;     // filled by the schedule pass
   std::vector<StepDep> step_deps;  // what each step waits for (Step::deps_begin/deps_end)
 

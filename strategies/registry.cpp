@@ -410,8 +410,12 @@ Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
   auto gives_pipeline = [](const PassInfo& info) {
     return std::find(info.gives.begin(), info.gives.end(), "pipeline") != info.gives.end();
   };
+  // Whether the restored middle stages may have been changed apart (Role::restored_from): a
+  // pass after the schedule, or a hook, may change one stage's lists and not another's.
+  bool changed_after_restore = options.after_pass != nullptr;
   for (const auto& inv : pipeline) {
     const ResolvedPass pass = std::get<ResolvedPass>(resolve(inv));
+    if (is_scheduled(program)) changed_after_restore = true;
     const std::string shown = to_string(pass.canonical);
     const std::size_t before = program.passes_run.size();
     if (pass.info->kind == PassKind::SCHEDULE) restore_middle_stages(program);
@@ -441,7 +445,10 @@ Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
   }
   restore_middle_stages(program);
   refresh_templates(program);
-  for (Role& role : program.roles) role.twin = 0;
+  for (Role& role : program.roles) {
+    role.twin = 0;
+    if (changed_after_restore) role.restored_from = 0;
+  }
   return program;
 }
 

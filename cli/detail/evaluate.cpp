@@ -52,7 +52,9 @@ report::RunReport evaluate_fast(const scenarios::LoadedScenario& scenario, bool 
   strategies::check_plan_size(strategies::estimate_program(scenario.training), nullptr, fidelity, budget);
   const strategies::Program program = strategies::build_program(scenario.training);
   strategies::check_plan_size(strategies::estimate_plan(program, fidelity), nullptr, fidelity, budget);
-  const strategies::Lowered lowered = strategies::lower(program, cluster, cost, fidelity);
+  strategies::LowerOptions lower_options;
+  lower_options.as_built = true;  // lowered as built, no caller in between
+  const strategies::Lowered lowered = strategies::lower(program, cluster, cost, fidelity, lower_options);
   sim::SimulateOptions options;
   options.summary_only = summary_only;
   options.plan_from_builder = true;  // lower() built it
