@@ -54,7 +54,10 @@ Space search_space() {
 bool evaluate(const strategies::TrainingSpec& spec, const Space& s) {
   try {
     const strategies::Program program = strategies::build_program(spec);
-    const strategies::Lowered lowered = strategies::lower(program, s.cluster, s.cost, strategies::Fidelity::FAST);
+    strategies::LowerOptions lower_options;
+    lower_options.as_built = true;  // as the search lowers: the program as build_program returned it
+    const strategies::Lowered lowered =
+        strategies::lower(program, s.cluster, s.cost, strategies::Fidelity::FAST, lower_options);
     sim::SimulateOptions options;
     options.summary_only = true;
     options.plan_from_builder = true;
