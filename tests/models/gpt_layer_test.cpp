@@ -249,8 +249,11 @@ TEST(GptLayer, WeightGradientsAccumulateIntoMainGrad) {
   EXPECT_EQ(accumulated(layer), 1'358'954'496.0);
   EXPECT_EQ(find_op(layer, "qkv").wgrad_accumulate_bytes, 6.0 * 3 * 12288 / 8 * 12288);
   for (const char* core : {"flash_attention", "attn_scores", "attn_over_v"}) {
-    for (const Op& op : layer.ops)
-      if (op.name == core) EXPECT_EQ(op.wgrad_accumulate_bytes, 0.0) << core;
+    for (const Op& op : layer.ops) {
+      if (op.name == core) {
+        EXPECT_EQ(op.wgrad_accumulate_bytes, 0.0) << core;
+      }
+    }
   }
   EXPECT_EQ(find_op(head_layer(m, sh), "logits").wgrad_accumulate_bytes, 471'859'200.0);
   sh.main_grad_bytes = 2;

@@ -217,9 +217,11 @@ TEST(OverlapTpComm, EachMethodWaitsOnlyForTheTensorItNeeds) {
   EXPECT_FALSE(fwd[first_qkv + 1].collective.occupies_sms);
   EXPECT_TRUE(bwd[gather].collective.occupies_sms);
   EXPECT_TRUE(bwd[scatter].collective.occupies_sms);
-  for (const Item& it : fwd)
-    if (is_tp(it) && it.layer == 0 && it.collective.op == hardware::Collective::REDUCE_SCATTER)
+  for (const Item& it : fwd) {
+    if (is_tp(it) && it.layer == 0 && it.collective.op == hardware::Collective::REDUCE_SCATTER) {
       EXPECT_TRUE(it.collective.occupies_sms);
+    }
+  }
 }
 
 TEST(OverlapTpComm, SelectiveRecomputeRerunsTheCoreAfterTheProjectionsInputGradient) {

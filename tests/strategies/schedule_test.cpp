@@ -198,8 +198,11 @@ TEST(Schedule, AnOpenRunGoesInPiecesCutWhereItsItemsAreNamed) {
     EXPECT_EQ(piece_items, role.chunks[0].forward.size() + role.chunks[0].backward.size()) << "one open run of each";
     EXPECT_LT(pieces, piece_items / 4) << "pieces, not items one by one";
     // Each parameter bucket's first layer begins a piece of the first forward.
-    for (const Item& gather : role.prologue)
-      if (gather.label == "dp-param-allgather-bucket") EXPECT_TRUE(piece_first_layers.count(gather.layer)) << gather.layer;
+    for (const Item& gather : role.prologue) {
+      if (gather.label == "dp-param-allgather-bucket") {
+        EXPECT_TRUE(piece_first_layers.count(gather.layer)) << gather.layer;
+      }
+    }
     // Each gradient bucket follows the last "bwd" of its layer: that item ends a piece.
     const auto& bwd = role.chunks[0].backward;
     for (const Item& bucket : role.floating) {
