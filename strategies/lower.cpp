@@ -608,6 +608,16 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
   return pos->second;
 }
 
+namespace {
+
+// Whether two collectives have the same closed form in one stage: it reads these fields only
+// (Lowering::CollectiveKey holds them with the stage).
+bool same_closed_form(const CollectiveNeed& a, const CollectiveNeed& b) {
+  return a.dim == b.dim && a.op == b.op && a.bytes == b.bytes && a.latency_scale == b.latency_scale;
+}
+
+}  // namespace
+
 // Whether a template of `stage` folds as the same template of the stage before it: item for
 // item the same in all that Lowering::simulate_fold and rank_local read — kind, stream,
 // category, memory, the waits within the run — at the same prices (compute times and
@@ -625,18 +635,15 @@ bool Lowering::like_previous_stage(std::int64_t stage, ItemList list, std::int32
   RankCoords here, there;
   here.stage = stage;
   there.stage = stage - 1;
-  // What was found priced alike: segment costs by segment · COST_KINDS + cost (a segment is
-  // the same index in both stages, as checked), and the few distinct collectives.
-  std::vector<std::int8_t> segment_alike(std::max(role.segments.size(), before.segments.size()) * COST_KINDS, -1);
+  // The few distinct collectives found priced alike.
   std::vector<const CollectiveNeed*> priced;
   // Whether a rank-local collective costs the same in both stages (a stage's tensor-parallel
   // group may sit on other links): each distinct one priced once.
   // (Inlined: called for every rank-local collective of a template, a call costs 0.6 % of a
   // search evaluation.)
   auto collective_alike = [&](const CollectiveNeed& n, const CollectiveNeed& m) __attribute__((always_inline)) {
-    const bool known = std::any_of(priced.begin(), priced.end(), [&](const CollectiveNeed* p) {
-      return n.dim == p->dim && n.op == p->op && n.bytes == p->bytes && n.latency_scale == p->latency_scale;
-    });
+    const bool known =
+        std::any_of(priced.begin(), priced.end(), [&](const CollectiveNeed* p) { return same_closed_form(n, *p); });
     if (known) return true;
     if (closed_form(n, here) != closed_form(m, there)) return false;
     priced.push_back(&n);
@@ -651,6 +658,9 @@ bool Lowering::like_previous_stage(std::int64_t stage, ItemList list, std::int32
     pos->second = true;
     return true;
   }
+  // Segment costs found priced alike, by segment · COST_KINDS + cost (a segment is the same
+  // index in both stages, as checked below).
+  std::vector<std::int8_t> segment_alike(std::max(role.segments.size(), before.segments.size()) * COST_KINDS, -1);
   for (std::size_t i = 0; i < a.size(); ++i) {
     const Item& x = a[i];
     const Item& y = b[i];
@@ -676,8 +686,8 @@ bool Lowering::like_previous_stage(std::int64_t stage, ItemList list, std::int32
     }
     const CollectiveNeed& n = x.collective;
     const CollectiveNeed& m = y.collective;
-    if (n.dim != m.dim || n.op != m.op || n.bytes != m.bytes || n.latency_scale != m.latency_scale ||
-        n.occupies_sms != m.occupies_sms || x.copy.way != y.copy.way || x.copy.bytes != y.copy.bytes)
+    if (!same_closed_form(n, m) || n.occupies_sms != m.occupies_sms || x.copy.way != y.copy.way ||
+        x.copy.bytes != y.copy.bytes)
       return false;
     if (x.kind != Item::Kind::COLLECTIVE || !rank_local(x)) continue;  // only the rank-local fold
     if (!collective_alike(n, m)) return false;
@@ -726,9 +736,7 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
   std::size_t next_recent = 0;
   auto price = [&](const CollectiveNeed& need) {
     for (const Priced& p : recent)
-      if (p.need != nullptr && need.dim == p.need->dim && need.op == p.need->op && need.bytes == p.need->bytes &&
-          need.latency_scale == p.need->latency_scale)
-        return p.time;
+      if (p.need != nullptr && same_closed_form(need, *p.need)) return p.time;
     const sim::Time t = closed_form(need, c);
     recent[next_recent++ % recent.size()] = {&need, t};
     return t;

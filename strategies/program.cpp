@@ -556,9 +556,9 @@ void restore_middle_stages(Program& program) {
   // One number per restoration in the process, so that no cache keyed by it sees another
   // program's roles.
   static std::atomic<std::uint64_t> restorations{0};
-  const std::uint64_t twin = ++restorations;
-  program.roles[1].twin = program.roles[1].restored_from = twin;
-  for (Role& role : restored) role.twin = role.restored_from = twin;
+  const std::uint64_t restoration = ++restorations;
+  program.roles[1].restored_from = restoration;
+  for (Role& role : restored) role.restored_from = restoration;
   program.roles.insert(program.roles.begin() + 2, std::make_move_iterator(restored.begin()),
                        std::make_move_iterator(restored.end()));
   program.elided_stages.clear();

@@ -251,14 +251,12 @@ struct Role {
   std::vector<Item> transfers; // the schedule's sends between stages by Direction, then the receives
   std::int64_t params = 0;     // parameters held by one rank of this role
   double static_bytes[static_cast<int>(MemClass::COUNT)] = {};  // held for the whole iteration
-  // Non-zero while build_program runs the schedule on the middle stages it restored
-  // (restore_middle_stages): roles with the same number hold the same lists but for the
-  // layers their items name, so the schedule derives what depends on the lists once.
-  std::uint64_t twin = 0;
   // The same number on stage 1 and on the middle stages restore_middle_stages made as its
-  // copies, kept once build_program returns (unlike twin) unless a pass or a hook ran after
-  // the schedule: their lists are stage 1's but for the layers their items name, for as long
-  // as no caller edits them (LowerOptions::as_built).
+  // copies (one number per restoration): their lists are stage 1's but for the layers their
+  // items name, so the schedule derives what depends on the lists once, and a lowering of
+  // the Program as built compares only their prices (LowerOptions::as_built). build_program
+  // clears it when a pass ran after the schedule; a caller that edits a role's lists clears
+  // that role's.
   std::uint64_t restored_from = 0;
   std::vector<Step> steps;     // filled by the schedule pass
   std::vector<StepDep> step_deps;  // what each step waits for (Step::deps_begin/deps_end)

@@ -411,8 +411,9 @@ Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
     return std::find(info.gives.begin(), info.gives.end(), "pipeline") != info.gives.end();
   };
   // Whether the restored middle stages may have been changed apart (Role::restored_from): a
-  // pass after the schedule, or a hook, may change one stage's lists and not another's.
-  bool changed_after_restore = options.after_pass != nullptr;
+  // pass after the schedule may change one stage's lists and not another's. (With a hook no
+  // stage is elided, so none is restored.)
+  bool changed_after_restore = false;
   for (const auto& inv : pipeline) {
     const ResolvedPass pass = std::get<ResolvedPass>(resolve(inv));
     if (is_scheduled(program)) changed_after_restore = true;
@@ -425,8 +426,6 @@ Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
     // The canonical invocation, whatever the pass itself noted.
     program.passes_run.resize(before);
     program.passes_run.push_back(shown);
-    if (pass.info->kind == PassKind::SCHEDULE)
-      for (Role& role : program.roles) role.twin = 0;  // a hook or a caller may change the lists
     // A hook sees every stage; otherwise the passes up to the schedule build and transform
     // one middle stage for all (a tenth of a layout search's evaluation at 32 stages).
     if (options.after_pass == nullptr && gives_pipeline(*pass.info)) elide_middle_stages(program);
@@ -445,10 +444,8 @@ Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
   }
   restore_middle_stages(program);
   refresh_templates(program);
-  for (Role& role : program.roles) {
-    role.twin = 0;
-    if (changed_after_restore) role.restored_from = 0;
-  }
+  if (changed_after_restore)
+    for (Role& role : program.roles) role.restored_from = 0;
   return program;
 }
 

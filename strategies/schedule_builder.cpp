@@ -501,9 +501,9 @@ void ScheduleBuilder::find_cuts() {
 }
 
 std::shared_ptr<ScheduleBuilder::Analysis> ScheduleBuilder::analysis_of(const Role& role) {
-  thread_local std::uint64_t twin = 0;
+  thread_local std::uint64_t restoration = 0;
   thread_local std::shared_ptr<Analysis> shared;
-  if (role.twin != 0 && role.twin == twin) return shared;
+  if (role.restored_from != 0 && role.restored_from == restoration) return shared;
   auto a = std::make_shared<Analysis>();
   std::vector<std::uint8_t> referenced;  // by Label::id: how
   // One pass over every dependency: how each label is referenced, and the Resolver's numbering.
@@ -553,8 +553,8 @@ std::shared_ptr<ScheduleBuilder::Analysis> ScheduleBuilder::analysis_of(const Ro
       a->streams.push_back(std::move(streams));
     }
   number_items(role, a->labels);
-  if (role.twin != 0) {
-    twin = role.twin;
+  if (role.restored_from != 0) {
+    restoration = role.restored_from;
     shared = a;
   }
   return a;
@@ -601,7 +601,7 @@ namespace {
 
 // The last stage scheduled on this thread that build_program restored from stage 1.
 struct PreviousStage {
-  std::uint64_t twin = 0;
+  std::uint64_t restored_from = 0;
   std::int32_t stage = -1;
   std::vector<ScheduleBuilder::RunRef> runs;
   std::vector<Step> steps;
@@ -611,13 +611,13 @@ thread_local PreviousStage previous_stage;
 
 }  // namespace
 
-// Alike stages (Role::twin: the same lists but for their layers) that run the same runs in
+// Alike stages (Role::restored_from: the same lists but for their layers) that run the same runs in
 // the same order — GPipe's middle stages, 1F1B's while the warm-up covers every
 // micro-batch — resolve to the same steps and waits; only the peers of their transfers are
 // one stage further on.
 bool ScheduleBuilder::copy_previous_stage() {
   PreviousStage& p = previous_stage;
-  if (role_.twin == 0 || p.twin != role_.twin || p.stage != role_.stage - 1 || p.runs.size() != runs_.size()) return false;
+  if (role_.restored_from == 0 || p.restored_from != role_.restored_from || p.stage != role_.stage - 1 || p.runs.size() != runs_.size()) return false;
   for (std::size_t r = 0; r < runs_.size(); ++r)
     if (!(p.runs[r] == runs_[r])) return false;
   for (Step& st : p.steps)
@@ -838,7 +838,7 @@ void ScheduleBuilder::tail() {
   list_begin_.clear();
   run_recv_.clear();
   item_step_.clear();
-  if (role_.twin != 0) previous_stage = {role_.twin, role_.stage, runs_, role_.steps, role_.step_deps};
+  if (role_.restored_from != 0) previous_stage = {role_.restored_from, role_.stage, runs_, role_.steps, role_.step_deps};
 }
 
 }  // namespace trainsim::strategies::detail

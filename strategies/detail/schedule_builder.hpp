@@ -35,7 +35,7 @@ class ScheduleBuilder {
   struct Peer {
     std::int32_t stage = -1, chunk = 0;
   };
-  // The steps of the stage before this one when it is alike (Role::twin) and ran the same
+  // The steps of the stage before this one when it is alike (Role::restored_from) and ran the same
   // runs in the same order: copied, its peers one stage on (ScheduleBuilder::tail).
   bool copy_previous_stage();
   // Appends a run's receive (the step, or none on the first stage), its steps (the whole
@@ -44,7 +44,7 @@ class ScheduleBuilder {
   std::uint32_t emit_body(const RunRef& run, bool whole, std::uint32_t recv);
   void emit_send(const RunRef& run, std::uint32_t last, std::uint32_t recv);
   // What tail() derives from the role's lists alone, shared by roles whose lists are alike
-  // (Role::twin).
+  // (Role::restored_from).
   struct Analysis;
   static std::shared_ptr<Analysis> analysis_of(const Role& role);
   // Which runs may be one step (ScheduleBuilder::tail).
