@@ -209,7 +209,6 @@ class PlanBuilder {
   std::vector<std::pair<TaskId, TaskId>> edges_;
   std::vector<std::pair<TaskId, TaskId>> start_edges_;
   std::unordered_map<std::string, std::uint16_t> label_index_;
-  bool task_suspect_ = false;  // a task added may break a rule of check_plan (task_may_break_a_rule)
 };
 
 }  // namespace trainsim::sim

@@ -333,6 +333,9 @@ class Lowering {
   // Pieces of runs by what their folding reads but the layer (Lowering::fold_run): the first.
   std::unordered_map<FoldKey, const Folded*, FoldKeyHash> piece_shapes_;
   std::map<std::tuple<std::int64_t, int, std::int32_t>, bool> like_previous_;  // (stage, list, chunk)
+  // Per template (list, chunk) of the stages restored from one (LowerOptions::as_built): its
+  // rank-local collectives, one of each closed form (the copies hold the same ones).
+  std::map<std::pair<int, std::int32_t>, std::vector<CollectiveNeed>> restored_collectives_;
 };
 
 // Device memory every GPU of the run holds besides tensors, from the cost profile: the CUDA
@@ -651,10 +654,17 @@ bool Lowering::like_previous_stage(std::int64_t stage, ItemList list, std::int32
   };
   if (options_.as_built && role.restored_from != 0 && role.restored_from == before.restored_from) {
     // Copies of one stage as build_program made them: alike item for item, segments included
-    // (copy_for_stage), so only the collectives' prices are left to compare.
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (a[i].kind == Item::Kind::COLLECTIVE && rank_local(a[i]) && !collective_alike(a[i].collective, b[i].collective))
-        return false;
+    // (copy_for_stage), so only the prices of their collectives are left to compare, each
+    // distinct one once (found once for all the copies).
+    auto [known, unseen] = restored_collectives_.try_emplace({static_cast<int>(list), chunk});
+    if (unseen)
+      for (const Item& x : a)
+        if (x.kind == Item::Kind::COLLECTIVE && rank_local(x) &&
+            std::none_of(known->second.begin(), known->second.end(),
+                         [&](const CollectiveNeed& p) { return same_closed_form(x.collective, p); }))
+          known->second.push_back(x.collective);
+    for (const CollectiveNeed& n : known->second)
+      if (closed_form(n, here) != closed_form(n, there)) return false;
     pos->second = true;
     return true;
   }

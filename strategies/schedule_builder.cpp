@@ -177,6 +177,30 @@ void keep_latest_per_stream(const Role& role, const std::vector<Step>& steps, st
     if ((sa >= 0 && sa == sb) || (sa < 0 && sb < 0 && a == b)) deps.erase(deps.begin());  // the later one stands
     return;
   }
+  // A few dependencies (a run after a batch of sends): the latest first, each kept unless a
+  // kept one is on its stream (or, for receives, is the same), then put back in step order.
+  // Ranks of kept dependencies differ (an equal rank is the same step and end), so the
+  // order is the one the sort below gives.
+  constexpr std::size_t FEW = 8;
+  if (deps.size() <= FEW) {
+    std::array<std::pair<int, StepDep>, FEW> kept;
+    std::size_t n = 0;
+    std::array<StepDep, FEW> by_rank;
+    std::copy(deps.begin(), deps.end(), by_rank.begin());
+    const std::size_t m = deps.size();
+    for (std::size_t i = 1; i < m; ++i)  // insertion sort, latest first
+      for (std::size_t j = i; j > 0 && rank(by_rank[j - 1]) < rank(by_rank[j]); --j) std::swap(by_rank[j - 1], by_rank[j]);
+    for (std::size_t i = 0; i < m; ++i) {
+      const int s = stream_of(by_rank[i]);
+      bool covered = false;
+      for (std::size_t k = 0; k < n && !covered; ++k)
+        covered = kept[k].first == s && (s >= 0 || kept[k].second == by_rank[i]);
+      if (!covered) kept[n++] = {s, by_rank[i]};
+    }
+    deps.clear();
+    for (std::size_t k = n; k-- > 0;) deps.push_back(kept[k].second);
+    return;
+  }
   // (stream, dependency), the stream looked up once per dependency: this runs for every step.
   thread_local std::vector<std::pair<int, StepDep>> keyed;
   keyed.clear();
@@ -689,37 +713,38 @@ void ScheduleBuilder::tail() {
   std::vector<std::uint32_t> new_of_old;
   std::vector<std::uint32_t> floating_step(role_.floating.size(), NO_STEP);
   if (!role_.floating.empty()) {
-    std::vector<Step> placed;
-    std::vector<std::uint32_t> begin, recv;
-    placed.reserve(steps.size() + role_.floating.size() + role_.tail.size());
-    new_of_old.resize(steps.size());
-    std::size_t next_floating = 0;
-    auto place_floating_after = [&](std::int64_t pos) {
-      while (next_floating < order_floating.size() && after[order_floating[next_floating]] <= pos) {
-        const std::uint32_t f = order_floating[next_floating++];
-        Step s;
-        s.list = ItemList::FLOATING;
-        s.index = f;
-        floating_step[f] = static_cast<std::uint32_t>(placed.size());
-        placed.push_back(s);
-        begin.push_back(NO_STEP);
-        recv.push_back(NO_STEP);
-      }
-    };
-    place_floating_after(-1);
-    for (std::uint32_t s = 0; s < steps.size(); ++s) {
-      new_of_old[s] = static_cast<std::uint32_t>(placed.size());
-      placed.push_back(steps[s]);
-      begin.push_back(list_begin_[s]);
-      recv.push_back(run_recv_[s] == NO_STEP ? NO_STEP : run_recv_[s]);
-      place_floating_after(s);
+    // In place, from the back: each step moves once, to its own position plus the floating
+    // steps placed before it (new_of_old[s] ≥ s, so no step is overwritten before it moves).
+    const auto n = static_cast<std::uint32_t>(steps.size());
+    const auto f_count = static_cast<std::uint32_t>(order_floating.size());
+    new_of_old.resize(n);
+    std::uint32_t before = 0;
+    for (std::uint32_t s = 0; s < n; ++s) {
+      while (before < f_count && after[order_floating[before]] < static_cast<std::int64_t>(s)) ++before;
+      new_of_old[s] = s + before;
     }
-    place_floating_after(static_cast<std::int64_t>(steps.size()));
-    for (auto& r : recv)
-      if (r != NO_STEP) r = new_of_old[r];
-    steps = std::move(placed);
-    list_begin_ = std::move(begin);
-    run_recv_ = std::move(recv);
+    steps.resize(n + f_count);
+    list_begin_.resize(n + f_count);
+    run_recv_.resize(n + f_count);
+    for (std::uint32_t s = n; s-- > 0;) {
+      const std::uint32_t to = new_of_old[s];
+      const std::uint32_t recv = run_recv_[s];
+      steps[to] = steps[s];
+      list_begin_[to] = list_begin_[s];
+      run_recv_[to] = recv == NO_STEP ? NO_STEP : new_of_old[recv];
+    }
+    for (std::uint32_t k = 0; k < f_count; ++k) {
+      const std::uint32_t f = order_floating[k];
+      const auto steps_before = static_cast<std::uint32_t>(std::clamp<std::int64_t>(after[f] + 1, 0, n));
+      const std::uint32_t at = k + steps_before;
+      Step st;
+      st.list = ItemList::FLOATING;
+      st.index = f;
+      steps[at] = st;
+      list_begin_[at] = NO_STEP;
+      run_recv_[at] = NO_STEP;
+      floating_step[f] = at;
+    }
   }
   auto renumber = [&](std::uint32_t old) { return new_of_old.empty() ? old : new_of_old[old]; };
 

@@ -34,12 +34,12 @@ inline constexpr std::size_t NO_LINK_CHECK = static_cast<std::size_t>(-1);
 // participant count, at most one participant per (device, stream)), patterns (route
 // ranges; links below num_links unless NO_LINK_CHECK) and the initial memory table.
 // `task_fields_checked`: the caller (PlanBuilder::finish) saw every task's fields pass these
-// rules as the tasks were added, and the loop that names each bad task is skipped.
+// rules (tasks_may_break_a_rule), and the loop that names each bad task is skipped.
 PlanProblems check_plan(const Plan& plan, std::size_t num_links, bool task_fields_checked = false);
 
-// Whether task t may break one of check_plan's per-task rules (PlanBuilder asks as it adds
-// each task; false only when none can be broken).
-bool task_may_break_a_rule(const Plan& plan, std::size_t t);
+// Whether some task may break one of check_plan's per-task rules (PlanBuilder::finish asks
+// before check_plan; false only when none can be broken).
+bool tasks_may_break_a_rule(const Plan& plan);
 
 // What check_plan covers that PlanBuilder::finish cannot have checked: the contention
 // fields a caller may set on the finished plan, and the routes against the network.
