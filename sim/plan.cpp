@@ -59,35 +59,36 @@ void check_routes(const Plan& p, std::size_t num_links, PlanProblems& out) {
 
 // The per-task rules of check_plan's loop below, over every task at once, for
 // PlanBuilder::finish to ask before that loop (a rule added to the loop belongs here too):
-// one pass per field over its array, which the compiler vectorizes, instead of the loop's
-// branches per task.
+// the ranges as maxima and minima, the rest without a branch per rule, instead of the loop's
+// branches and messages per task.
 bool tasks_may_break_a_rule(const Plan& p) {
   const std::size_t n = p.size();
+  if (n == 0) return false;
   const std::size_t classes = p.mem_class_names.size();
   const std::size_t comms = p.comms.size();
-  bool bad = false;
   std::uint32_t top_device = 0;
-  std::uint8_t top_stream = 0;
-  for (std::size_t t = 0; t < n; ++t) top_device = std::max(top_device, p.device[t]);
-  for (std::size_t t = 0; t < n; ++t) top_stream = std::max(top_stream, p.stream[t]);
-  bad |= n > 0 && (top_device >= p.num_devices || top_stream >= p.streams_per_device);
+  std::uint8_t top_stream = 0, top_category = 0;
+  std::uint16_t top_label = 0;
+  std::int64_t low_bytes = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    top_device = std::max(top_device, p.device[t]);
+    top_stream = std::max(top_stream, p.stream[t]);
+    top_category = std::max(top_category, p.category[t]);
+    top_label = std::max(top_label, p.label[t]);
+    low_bytes = std::min(low_bytes, std::min(p.alloc_bytes[t], p.free_bytes[t]));
+  }
+  bool bad = top_device >= p.num_devices || top_stream >= p.streams_per_device || low_bytes < 0 ||
+             (!p.category_names.empty() && top_category >= p.category_names.size()) ||
+             (!p.label_names.empty() && top_label >= p.label_names.size());
   for (std::size_t t = 0; t < n; ++t) {
     const bool compute = p.kind[t] == TaskKind::COMPUTE;
     const bool comm_like = p.kind[t] == TaskKind::COMM || p.kind[t] == TaskKind::COPY;
     bad |= compute ? p.duration[t] < Time::zero() : !comm_like || p.comm[t] >= comms;
-  }
-  for (std::size_t t = 0; t < n; ++t) bad |= (p.alloc_bytes[t] | p.free_bytes[t]) < 0;
-  for (std::size_t t = 0; t < n; ++t)
     bad |= !(p.contention_share[t] >= 0.0f && p.contention_share[t] <= 1.0f) | !(p.link_slowdown[t] >= 0.0f) |
            !std::isfinite(p.link_slowdown[t]);
-  for (std::size_t t = 0; t < n; ++t) {
     const bool changes_memory = (p.alloc_bytes[t] | p.free_bytes[t]) != 0;
     bad |= changes_memory & ((p.mem_class[t] >= classes) | (p.mem_on_host[t] != 0 && p.num_hosts == 0));
   }
-  if (!p.category_names.empty())
-    for (std::size_t t = 0; t < n; ++t) bad |= p.category[t] >= p.category_names.size();
-  if (!p.label_names.empty())
-    for (std::size_t t = 0; t < n; ++t) bad |= p.label[t] >= p.label_names.size();
   return bad;
 }
 
@@ -242,8 +243,12 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links, bool task_fields_c
     if (p.kind[t] != TaskKind::COMPUTE && p.comm[t] < nc) ++first[p.comm[t] + 1];
   }
   for (std::size_t c = 0; c < nc; ++c) first[c + 1] += first[c];
+  // (device, stream) of each participant, grouped: only where two or more share an instance
+  // (a fast-fidelity plan has one per instance) can two be on one stream.
   std::vector<std::uint64_t> keys(first[nc]);
-  {
+  bool shared = false;
+  for (std::size_t c = 0; c < nc && !shared; ++c) shared = first[c + 1] - first[c] > 1;
+  if (shared) {
     std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
     for (std::size_t t = 0; t < n; ++t) {
       if (p.kind[t] != TaskKind::COMPUTE && p.comm[t] < nc) {
@@ -260,8 +265,8 @@ PlanProblems check_plan(const Plan& p, std::size_t num_links, bool task_fields_c
     }
     const auto kb = keys.begin() + first[c];
     const auto ke = keys.begin() + first[c + 1];
-    std::sort(kb, ke);
-    const auto dup = std::adjacent_find(kb, ke);
+    if (ke - kb > 1) std::sort(kb, ke);
+    const auto dup = ke - kb > 1 ? std::adjacent_find(kb, ke) : ke;
     if (dup != ke) {
       out.add([&] { return "comm instance " + std::to_string(c) + " has two participants on device " +
                            std::to_string(*dup >> 8) + " stream " + std::to_string(*dup & 0xff) +
@@ -449,11 +454,25 @@ void to_csr(std::size_t n, std::vector<std::pair<TaskId, TaskId>>& edges, std::v
   }
   edges.clear();
   edges.shrink_to_fit();
+  // Most tasks have one or two successors, mostly added in order: sorted and distinct, nothing
+  // to do. Rows are compacted only from the first that loses a repeated successor.
+  std::size_t t = 0;
   std::uint32_t out = 0;
-  for (std::size_t t = 0; t < n; ++t) {
+  for (; t < n; ++t) {
     const auto b = succ.begin() + offset[t];
     const auto e = succ.begin() + offset[t + 1];
-    // Most tasks have one or two successors, mostly added in order: sorted, nothing to do.
+    if (e - b < 2 || std::is_sorted(b, e, std::less_equal<TaskId>())) continue;
+    std::sort(b, e);
+    const auto last = std::unique(b, e);
+    if (last == e) continue;
+    out = static_cast<std::uint32_t>(last - succ.begin());
+    ++t;
+    break;
+  }
+  if (t == n && out == 0) return;
+  for (; t < n; ++t) {
+    const auto b = succ.begin() + offset[t];
+    const auto e = succ.begin() + offset[t + 1];
     auto last = e;
     if (e - b > 1 && !std::is_sorted(b, e, std::less_equal<TaskId>())) {
       std::sort(b, e);
@@ -486,7 +505,15 @@ Plan PlanBuilder::finish() && {
   if (edges_.size() >= NONE) {
     problems.add([&] { return std::to_string(edges_.size()) + " edges; the CSR needs fewer than 2^32 - 1"; });
   }
-  for (std::size_t i = 0; i < edges_.size(); ++i) {
+  // Named edge by edge only when some edge is out of range or on itself.
+  TaskId top = 0;
+  bool on_itself = false;
+  for (const auto& [a, b] : edges_) {
+    top = std::max(top, std::max(a, b));
+    on_itself |= a == b;
+  }
+  const bool edges_suspect = !edges_.empty() && (top >= n || on_itself);
+  for (std::size_t i = 0; edges_suspect && i < edges_.size(); ++i) {
     // Plain variables: clang before 16 cannot capture a structured binding in a lambda.
     const TaskId a = edges_[i].first;
     const TaskId b = edges_[i].second;
