@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,6 +64,26 @@ TEST(Label, ThreadsShareTheInternedCopy) {
   for (const auto* s : seen) EXPECT_EQ(s, seen.front());
   EXPECT_EQ(*seen.front(), "label-threads-test");
   EXPECT_EQ(&Label("label-threads-test").str(), seen.front());
+}
+
+// A Label is a four-byte number into a table of fixed size: a process that would name more
+// than it holds gets an error naming the limit, not a number that reads another name. Run
+// in a child process, whose table it fills.
+TEST(LabelDeathTest, MoreNamesThanTheTableHoldsIsAnError) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const Label first("label-cap-test-first");
+        try {
+          for (int i = 0; i < (1 << 17); ++i) Label("label-cap-test-" + std::to_string(i));
+        } catch (const std::length_error& e) {
+          const std::string what = e.what();
+          const bool names_limit = what.find("more than 65535 distinct labels in one process") != std::string::npos;
+          std::exit(names_limit && first.str() == "label-cap-test-first" ? 0 : 2);
+        }
+        std::exit(1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
