@@ -146,6 +146,12 @@ std::size_t Role::item_steps() const {
 // The passes copy templates by the vector: a plain memory copy only while an Item is trivially copyable.
 static_assert(std::is_trivially_copyable_v<Item>);
 
+void Dep::offset_too_far(std::int32_t offset) {
+  throw std::logic_error("a dependency reaches " + std::to_string(offset) +
+                         " layers or micro-batches away; a Dep holds offsets in [" + std::to_string(INT16_MIN) + ", " +
+                         std::to_string(INT16_MAX) + "]");
+}
+
 void DepList::too_many() {
   throw std::logic_error("an item waits for at most " + std::to_string(MAX_DEPS) +
                          " dependencies besides its stream's order (DepList::MAX_DEPS)");

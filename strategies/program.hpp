@@ -96,8 +96,9 @@ struct Dep {
   MicroBatch micro_batch = MicroBatch::SAME;
   Direction direction = Direction::FORWARD;
   std::int32_t offset = 1;  // PREVIOUS
-  std::int32_t layer_offset = 0;
-  std::int32_t micro_batch_offset = 0;
+  // Two bytes each (an item holds two Deps in place): Dep::item refuses what they cannot hold.
+  std::int16_t layer_offset = 0;
+  std::int16_t micro_batch_offset = 0;
   Label label;              // ITEM
 
   static Dep previous(std::int32_t k = 1, On on = On::END) {
@@ -112,16 +113,22 @@ struct Dep {
     d.target = Target::ITEM;
     d.label = label;
     d.direction = dir;
-    d.layer_offset = layer_offset;
+    d.layer_offset = narrow_offset(layer_offset);
     d.on = on;
     d.micro_batch = mb;
-    d.micro_batch_offset = micro_batch_offset;
+    d.micro_batch_offset = narrow_offset(micro_batch_offset);
     return d;
   }
   static Dep iteration_item(Label label, std::int32_t layer_offset = 0, On on = On::END) {
     Dep d = item(label, Direction::FORWARD, layer_offset, on, MicroBatch::ITERATION);
     return d;
   }
+  // `offset` as the two bytes a Dep keeps; an error beyond them.
+  static std::int16_t narrow_offset(std::int32_t offset) {
+    if (offset < INT16_MIN || offset > INT16_MAX) offset_too_far(offset);
+    return static_cast<std::int16_t>(offset);
+  }
+  [[noreturn]] static void offset_too_far(std::int32_t offset);
   static Dep every_stream() {
     Dep d;
     d.target = Target::EVERY_STREAM;

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "report/run_report.hpp"
 #include "sim/simulate.hpp"
@@ -383,6 +384,22 @@ TEST(Dependencies, AnItemHoldsAtMostMaxDepsDependencies) {
   deps = {Dep::every_stream()};
   ASSERT_EQ(deps.size(), 1u);
   EXPECT_EQ(deps.begin()->target, Dep::Target::EVERY_STREAM);
+}
+
+// A Dep keeps its layer and micro-batch offsets in two bytes each: the widest are kept as
+// given, and one beyond is an error naming the range, not an offset that wraps around.
+TEST(Dependencies, OffsetsBeyondTwoBytesAreAnError) {
+  const Dep far = Dep::item("bwd", Direction::BACKWARD, -32768, Dep::On::END, Dep::MicroBatch::SAME, 32767);
+  EXPECT_EQ(far.layer_offset, -32768);
+  EXPECT_EQ(far.micro_batch_offset, 32767);
+  for (const auto& [layer_offset, micro_batch_offset] : {std::pair{40000, 0}, std::pair{0, -40000}}) {
+    try {
+      Dep::item("bwd", Direction::BACKWARD, layer_offset, Dep::On::END, Dep::MicroBatch::SAME, micro_batch_offset);
+      FAIL() << "offsets " << layer_offset << ", " << micro_batch_offset << " were accepted";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find("offsets in [-32768, 32767]"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
