@@ -455,22 +455,10 @@ void to_csr(std::size_t n, std::vector<std::pair<TaskId, TaskId>>& edges, std::v
   edges.clear();
   edges.shrink_to_fit();
   // Most tasks have one or two successors, mostly added in order: sorted and distinct, nothing
-  // to do. Rows are compacted only from the first that loses a repeated successor.
-  std::size_t t = 0;
+  // to do. Rows move down only from the first that loses a repeated successor.
+  bool compacting = false;
   std::uint32_t out = 0;
-  for (; t < n; ++t) {
-    const auto b = succ.begin() + offset[t];
-    const auto e = succ.begin() + offset[t + 1];
-    if (e - b < 2 || std::is_sorted(b, e, std::less_equal<TaskId>())) continue;
-    std::sort(b, e);
-    const auto last = std::unique(b, e);
-    if (last == e) continue;
-    out = static_cast<std::uint32_t>(last - succ.begin());
-    ++t;
-    break;
-  }
-  if (t == n && out == 0) return;
-  for (; t < n; ++t) {
+  for (std::size_t t = 0; t < n; ++t) {
     const auto b = succ.begin() + offset[t];
     const auto e = succ.begin() + offset[t + 1];
     auto last = e;
@@ -478,9 +466,15 @@ void to_csr(std::size_t n, std::vector<std::pair<TaskId, TaskId>>& edges, std::v
       std::sort(b, e);
       last = std::unique(b, e);
     }
+    if (!compacting) {
+      if (last == e) continue;
+      compacting = true;
+      out = offset[t];
+    }
     offset[t] = out;
     for (auto it = b; it != last; ++it) succ[out++] = *it;
   }
+  if (!compacting) return;
   offset[n] = out;
   succ.resize(out);
 }

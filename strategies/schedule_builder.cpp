@@ -177,30 +177,6 @@ void keep_latest_per_stream(const Role& role, const std::vector<Step>& steps, st
     if ((sa >= 0 && sa == sb) || (sa < 0 && sb < 0 && a == b)) deps.erase(deps.begin());  // the later one stands
     return;
   }
-  // A few dependencies (a run after a batch of sends): the latest first, each kept unless a
-  // kept one is on its stream (or, for receives, is the same), then put back in step order.
-  // Ranks of kept dependencies differ (an equal rank is the same step and end), so the
-  // order is the one the sort below gives.
-  constexpr std::size_t FEW = 8;
-  if (deps.size() <= FEW) {
-    std::array<std::pair<int, StepDep>, FEW> kept;
-    std::size_t n = 0;
-    std::array<StepDep, FEW> by_rank;
-    std::copy(deps.begin(), deps.end(), by_rank.begin());
-    const std::size_t m = deps.size();
-    for (std::size_t i = 1; i < m; ++i)  // insertion sort, latest first
-      for (std::size_t j = i; j > 0 && rank(by_rank[j - 1]) < rank(by_rank[j]); --j) std::swap(by_rank[j - 1], by_rank[j]);
-    for (std::size_t i = 0; i < m; ++i) {
-      const int s = stream_of(by_rank[i]);
-      bool covered = false;
-      for (std::size_t k = 0; k < n && !covered; ++k)
-        covered = kept[k].first == s && (s >= 0 || kept[k].second == by_rank[i]);
-      if (!covered) kept[n++] = {s, by_rank[i]};
-    }
-    deps.clear();
-    for (std::size_t k = n; k-- > 0;) deps.push_back(kept[k].second);
-    return;
-  }
   // (stream, dependency), the stream looked up once per dependency: this runs for every step.
   thread_local std::vector<std::pair<int, StepDep>> keyed;
   keyed.clear();
