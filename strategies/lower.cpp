@@ -271,8 +271,10 @@ class Lowering {
     std::uint32_t from, to;
     Dep::On on;
   };
-  void simulate_fold(const std::vector<const Item*>& items, const std::vector<LocalEdge>& edges, const RankCoords& c,
-                     Folded& f);
+  // The group of `n` items item_at(0 … n − 1), whose edges for_each_edge(visit) visits in the
+  // order of the items they end at.
+  template <class ItemAt, class ForEachEdge>
+  void simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_each_edge, const RankCoords& c, Folded& f);
   FoldOutcome simulate_fold_alone(const std::vector<const Item*>& items, const std::vector<sim::Time>& durations,
                                   const std::vector<LocalEdge>& edges) const;
   bool rank_local(const Item& it) const;
@@ -540,14 +542,14 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
                      role.steps[g.last].index};
   auto [pos, fresh] = fold_cache_.try_emplace(key);
   if (!fresh) return pos->second;
-  std::vector<const Item*> items;
-  std::vector<LocalEdge> edges;
-  for (std::uint32_t k = g.first; k <= g.last; ++k) {
-    items.push_back(&role.item(role.steps[k]));
-    for (const StepDep& d : role.deps(role.steps[k]))
-      if (d.step >= g.first && d.step <= g.last) edges.push_back({d.step - g.first, k - g.first, d.on});
-  }
-  simulate_fold(items, edges, c, pos->second);
+  simulate_fold(
+      g.last - g.first + 1, [&](std::uint32_t k) -> const Item& { return role.item(role.steps[g.first + k]); },
+      [&](auto&& visit) {
+        for (std::uint32_t k = g.first; k <= g.last; ++k)
+          for (const StepDep& d : role.deps(role.steps[k]))
+            if (d.step >= g.first && d.step <= g.last) visit(LocalEdge{d.step - g.first, k - g.first, d.on});
+      },
+      c, pos->second);
   return pos->second;
 }
 
@@ -599,15 +601,16 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
       return pos->second;
     }
   }
-  std::vector<const Item*> items;
-  std::vector<LocalEdge> edges;
-  for (std::uint32_t j = 0; j < run.size(); ++j) {
-    items.push_back(&run[j]);
-    for (const Dep& d : run[j].deps)
-      if (d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) <= j)
-        edges.push_back({j - static_cast<std::uint32_t>(d.offset), j, d.on});
-  }
-  simulate_fold(items, edges, c, pos->second);
+  // Read in place: the run's items are consecutive, its waits within it are their own.
+  simulate_fold(
+      static_cast<std::uint32_t>(run.size()), [&](std::uint32_t j) -> const Item& { return run[j]; },
+      [&](auto&& visit) {
+        for (std::uint32_t j = 0; j < run.size(); ++j)
+          for (const Dep& d : run[j].deps)
+            if (d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) <= j)
+              visit(LocalEdge{j - static_cast<std::uint32_t>(d.offset), j, d.on});
+      },
+      c, pos->second);
   return pos->second;
 }
 
@@ -726,9 +729,9 @@ class FoldMemo {
 
 }  // namespace
 
-void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::vector<LocalEdge>& edges,
-                             const RankCoords& c, Folded& f) {
-  const auto n = static_cast<std::uint32_t>(items.size());
+template <class ItemAt, class ForEachEdge>
+void Lowering::simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_each_edge, const RankCoords& c,
+                             Folded& f) {
   const auto streams = static_cast<std::uint32_t>(program_.streams.size());
   // Everything the group's simulation reads, item by item: kind, stream, category, memory,
   // duration; then its edges and the compute slowdown beside communication.
@@ -752,7 +755,7 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
     return t;
   };
   for (std::uint32_t k = 0; k < n; ++k) {
-    const Item& it = *items[k];
+    const Item& it = item_at(k);
     if (it.kind == Item::Kind::COMPUTE) {
       durations[k] = compute_time(it, c.stage);
     } else {
@@ -763,15 +766,19 @@ void Lowering::simulate_fold(const std::vector<const Item*>& items, const std::v
                 std::uint64_t{static_cast<std::uint8_t>(it.category)} << 16 |
                 std::uint64_t{it.kind != Item::Kind::COMPUTE && it.collective.occupies_sms} << 24);
   }
-  for (const LocalEdge& e : edges) {
+  for_each_edge([&](const LocalEdge& e) {
     key.add(std::uint64_t{e.from} | std::uint64_t{e.to} << 32, static_cast<std::uint64_t>(e.on), 1);
-  }
+  });
   thread_local FoldMemo memo;
   const FoldOutcome* known = memo.find(key);
   FoldOutcome o;
   if (known != nullptr) {
     o = *known;
   } else {
+    std::vector<const Item*> items(n);
+    for (std::uint32_t k = 0; k < n; ++k) items[k] = &item_at(k);
+    std::vector<LocalEdge> edges;
+    for_each_edge([&](const LocalEdge& e) { edges.push_back(e); });
     o = simulate_fold_alone(items, durations, edges);
     memo.keep(key, o);
   }
