@@ -303,14 +303,15 @@ class Lowering {
     bool operator==(const CollectiveKey&) const = default;
   };
   struct CollectiveKeyHash {
-    // The fold digest's mixing on the doubles' bits (libstdc++'s std::hash<double> is a
-    // library call per lookup: 0.7 % of a search evaluation); ±0 are equal, so hash alike.
+    // One multiply of the doubles' bits, the stage and the collective folded in (libstdc++'s
+    // std::hash<double> is a library call per lookup: 0.7 % of a search evaluation; a table's
+    // hash needs no digest's strength); ±0 are equal, so hash alike.
     std::size_t operator()(const CollectiveKey& k) const {
       const auto bits = [](double d) { return d == 0 ? 0 : FoldKey::word(d); };
-      FoldKey h;
-      h.add(bits(k.bytes), bits(k.latency_scale), static_cast<std::uint64_t>(k.stage),
-            static_cast<std::uint64_t>(k.dim) << 8 | static_cast<std::uint64_t>(k.op));
-      return FoldKeyHash{}(h);
+      const std::uint64_t what = static_cast<std::uint64_t>(k.stage) << 16 |
+                                 static_cast<std::uint64_t>(k.dim) << 8 | static_cast<std::uint64_t>(k.op);
+      return static_cast<std::size_t>(FoldKey::mum(bits(k.bytes) ^ 0xA0761D6478BD642Full,
+                                                   std::rotl(bits(k.latency_scale), 17) ^ what ^ 0xE7037ED1A0B428DBull));
     }
   };
   std::unordered_map<CollectiveKey, sim::Time, CollectiveKeyHash> collective_time_;
@@ -976,6 +977,7 @@ Lowered Lowering::run() {
   // until its send is known; filling them first cost 0.8 % of a search evaluation.)
   std::vector<std::unique_ptr<std::uint32_t[]>> first_task(num_devices), last_task(num_devices);
   std::vector<std::int32_t> plan_labels;  // by Label::id: the plan's id of the item label, or −1
+  std::vector<std::uint32_t> folded_tasks;  // fast fidelity: the folded tasks, in the order of out.parts
   // Per sender's slot: the instance its send and the peer's receive both join, and (fast
   // fidelity) the send's task, which the receive's step stands for.
   std::vector<std::uint32_t> p2p_comm(num_devices * m * v * 2, sim::NONE);
@@ -1106,8 +1108,7 @@ Lowered Lowering::run() {
       ts.contention_share = f.contention_share;
       ts.link_slowdown = f.link_slowdown;
       const std::uint32_t task = b.add_compute(ts, f.duration);
-      if (out.parts_of_task.size() <= task) out.parts_of_task.resize(task + 1, sim::NONE);
-      out.parts_of_task[task] = static_cast<std::uint32_t>(out.parts.size());
+      folded_tasks.push_back(task);  // its parts are out.parts[the same index]
       out.parts.push_back(f.parts);
       // Tensor-parallel collectives folded in keep their place in the group's sequence.
       seq[static_cast<int>(Dim::TENSOR)] += tp_collectives;
@@ -1335,7 +1336,9 @@ Lowered Lowering::run() {
     }
   }
   out.plan = std::move(b).finish();
-  out.parts_of_task.resize(out.plan.size(), sim::NONE);
+  // (Indexed once the tasks are counted: growing it task by task cost 0.8 % of an evaluation.)
+  out.parts_of_task.assign(out.plan.size(), sim::NONE);
+  for (std::size_t i = 0; i < folded_tasks.size(); ++i) out.parts_of_task[folded_tasks[i]] = static_cast<std::uint32_t>(i);
   // Compute that shares the GPU with running communication loses the SMs and memory
   // bandwidth the communication kernels take (the profile's contention factor).
   out.plan.contention_slowdown = contention_;
