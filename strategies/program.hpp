@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,6 +51,36 @@ struct Segment {
   std::string name;     // "optimizer"; for a layer's segment, what follows its layer's name: "fwd0"
   std::vector<models::Op> ops;
   bool of_layer = false;  // `name` is prefixed by the item's layer group ("layer12.fwd0")
+};
+
+// A role's segments, shared by the copies of a role until one of them changes them: the
+// middle stages that restore_middle_stages makes from stage 1 hold stage 1's segments (a
+// segment's ops are a few hundred bytes each, and copying them was most of a restored
+// stage's copy). Reads through a const role share; anything through a non-const one (its
+// operator[], begin, end, push_back, clear, assign) first makes the segments its own.
+class Segments {
+ public:
+  std::size_t size() const { return all_ ? all_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const Segment& operator[](std::size_t i) const { return (*all_)[i]; }
+  Segment& operator[](std::size_t i) { return own()[i]; }
+  const Segment* begin() const { return all_ ? all_->data() : nullptr; }
+  const Segment* end() const { return all_ ? all_->data() + all_->size() : nullptr; }
+  Segment* begin() { return own().data(); }
+  Segment* end() { return own().data() + own().size(); }
+  void push_back(Segment s) { own().push_back(std::move(s)); }
+  void clear() { all_.reset(); }
+  void assign(std::size_t n, const Segment& s) { own().assign(n, s); }
+  // Whether both hold the very same segments (not copies that may have been changed).
+  bool same_as(const Segments& o) const { return all_ == o.all_; }
+
+ private:
+  std::vector<Segment>& own() {
+    if (!all_) all_ = std::make_shared<std::vector<Segment>>();
+    else if (all_.use_count() > 1) all_ = std::make_shared<std::vector<Segment>>(*all_);
+    return *all_;
+  }
+  std::shared_ptr<std::vector<Segment>> all_;  // null when there are none
 };
 
 // The parallel dimension a collective runs over.
@@ -249,7 +280,7 @@ struct Step {
 struct Role {
   std::int32_t stage = 0;
   std::vector<Chunk> chunks;
-  std::vector<Segment> segments;
+  Segments segments;
   std::vector<Item> prologue;  // once per iteration, first on their streams (parameter gathers)
   // Once per iteration, each placed on its stream right after the last step it depends on
   // (a gradient bucket after the last accumulation of its gradients).

@@ -357,6 +357,28 @@ TEST(LayerBlocks, EachLayerHasTheItemsOfAStageHoldingOnlyIt) {
   }
 }
 
+// The middle stages restored from stage 1 share its segments (Segments) until one of them
+// changes them: then only that stage's change, and the others keep what they had.
+TEST(RestoredStages, ShareStageOnesSegmentsUntilOneChangesThem) {
+  auto spec = testing::gpt_spec(2, 6, 1, 12);
+  spec.layout.sequence_parallel = true;
+  Program program = build_program(spec);
+  ASSERT_EQ(program.roles.size(), 6u);
+  const Program& view = program;
+  for (std::size_t r = 2; r + 1 < view.roles.size(); ++r)
+    EXPECT_TRUE(view.roles[r].segments.same_as(view.roles[1].segments)) << "stage " << r;
+  EXPECT_FALSE(view.roles[0].segments.same_as(view.roles[1].segments));
+  const double before = view.roles[1].segments[0].ops.at(0).fwd_flops;
+  program.roles[3].segments[0].ops.at(0).fwd_flops = 2 * before;  // non-const: stage 3's own now
+  EXPECT_FALSE(view.roles[3].segments.same_as(view.roles[1].segments));
+  EXPECT_TRUE(view.roles[2].segments.same_as(view.roles[1].segments));
+  EXPECT_TRUE(view.roles[4].segments.same_as(view.roles[1].segments));
+  EXPECT_EQ(view.roles[1].segments[0].ops.at(0).fwd_flops, before);
+  EXPECT_EQ(view.roles[2].segments[0].ops.at(0).fwd_flops, before);
+  EXPECT_EQ(view.roles[3].segments[0].ops.at(0).fwd_flops, 2 * before);
+  EXPECT_EQ(view.roles[3].segments.size(), view.roles[1].segments.size());
+}
+
 // Fast fidelity folds a middle stage's template as the stage before it folds it when both
 // hold the same items at the same prices (lower.cpp: like_previous_stage). A stage whose
 // layers compute twice as much must not take its neighbour's fold: its compute stream is
