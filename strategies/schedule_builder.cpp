@@ -36,13 +36,11 @@ struct Span {
   std::uint32_t first = NO_STEP, last = NO_STEP;
 };
 
-// The labels some dependency names, numbered, and each item's number (−1: not named): what a
-// Resolver reads of a role's lists (the same for roles whose lists are alike).
+// The labels some dependency names, numbered (an item's number is its label's, −1: not
+// named): what a Resolver reads of a role's lists (the same for roles whose lists are alike).
 struct ResolverLabels {
   std::vector<std::int32_t> labels;  // by Label::id: its number in scan order, or −1
   std::int32_t named = 0;            // how many labels are numbered
-  std::vector<std::vector<std::int32_t>> chunk_ids;  // per chunk: forward, backward
-  std::vector<std::int32_t> list_ids[3];             // prologue, floating, tail
 
   std::int32_t index(const Label& l) const {
     const std::uint32_t id = l.id();
@@ -55,24 +53,6 @@ void name_label(ResolverLabels& out, const Label& label) {
   const std::uint32_t id = label.id();
   if (out.labels.size() <= id) out.labels.resize(id + 1, -1);
   if (out.labels[id] < 0) out.labels[id] = out.named++;
-}
-
-// Each item's number, once every named label is numbered (name_label over every list).
-void number_items(const Role& role, ResolverLabels& out) {
-  if (out.named == 0) return;
-  auto ids = [&](const std::vector<Item>& items) {
-    std::vector<std::int32_t> v;
-    v.reserve(items.size());
-    for (const Item& it : items) v.push_back(out.index(it.label));
-    return v;
-  };
-  for (const Chunk& c : role.chunks) {
-    out.chunk_ids.push_back(ids(c.forward));
-    out.chunk_ids.push_back(ids(c.backward));
-  }
-  out.list_ids[0] = ids(role.prologue);
-  out.list_ids[1] = ids(role.floating);
-  out.list_ids[2] = ids(role.tail);
 }
 
 class Resolver {
@@ -133,25 +113,16 @@ class Resolver {
 
  private:
   // Records that step s runs its j-th item, when some dependency names that item's label.
+  // (A transfer is never named.)
   void note(const Step& st, std::uint32_t j, std::uint32_t s) {
-    const std::int32_t label = label_id(st, st.index + j);
+    if (st.list == ItemList::TRANSFER) return;
+    const Item& it = role_.list(st.list, st.chunk)[st.index + j];
+    const std::int32_t label = l_.index(it.label);
     if (label < 0) return;
-    Span& span = spans_[{static_cast<std::uint32_t>(label), role_.list(st.list, st.chunk)[st.index + j].layer,
-                         st.micro_batch, static_cast<std::uint8_t>(st.micro_batch < 0 ? Direction::FORWARD : st.direction)}];
+    Span& span = spans_[{static_cast<std::uint32_t>(label), it.layer, st.micro_batch,
+                         static_cast<std::uint8_t>(st.micro_batch < 0 ? Direction::FORWARD : st.direction)}];
     span.first = std::min(span.first, s);
     span.last = span.last == NO_STEP ? s : std::max(span.last, s);
-  }
-
-  std::int32_t label_id(const Step& st, std::uint32_t index) const {
-    switch (st.list) {
-      case ItemList::FORWARD: return l_.chunk_ids[2 * static_cast<std::size_t>(st.chunk)][index];
-      case ItemList::BACKWARD: return l_.chunk_ids[2 * static_cast<std::size_t>(st.chunk) + 1][index];
-      case ItemList::PROLOGUE: return l_.list_ids[0][index];
-      case ItemList::FLOATING: return l_.list_ids[1][index];
-      case ItemList::TAIL: return l_.list_ids[2][index];
-      case ItemList::TRANSFER: return -1;
-    }
-    return -1;
   }
 
   const Role& role_;
@@ -552,7 +523,6 @@ std::shared_ptr<ScheduleBuilder::Analysis> ScheduleBuilder::analysis_of(const Ro
         if (used[id]) streams.push_back(static_cast<std::uint8_t>(id));
       a->streams.push_back(std::move(streams));
     }
-  number_items(role, a->labels);
   if (role.restored_from != 0) {
     restoration = role.restored_from;
     shared = a;
