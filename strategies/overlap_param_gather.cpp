@@ -31,6 +31,7 @@ std::string overlap_param_gather(Program& program, const PassArgs& /*args*/) {
     role.tail = std::move(tail);
     const auto params = params_by_layer(role, static_cast<std::int32_t>(program.spec.model.layers));
     std::map<std::int32_t, std::int32_t> bucket_layer;  // layer → the layer its bucket is named by
+    static const Label BUCKET("dp-param-allgather-bucket");  // interned once, not per bucket or layer
     for (auto& chunk : role.chunks) {
       // Buckets in the order the forward needs them.
       std::vector<std::int32_t> order;
@@ -43,7 +44,6 @@ std::string overlap_param_gather(Program& program, const PassArgs& /*args*/) {
         gather.category = Category::DP_COMM;
         gather.stream = stream;
         gather.layer = b.layers.front();
-        static const Label BUCKET("dp-param-allgather-bucket");  // interned once, not per bucket
         gather.label = BUCKET;
         for (const std::int32_t l : b.layers) bucket_layer[l] = gather.layer;
         role.prologue.push_back(std::move(gather));
@@ -53,7 +53,7 @@ std::string overlap_param_gather(Program& program, const PassArgs& /*args*/) {
       for (auto& it : chunk.forward) {
         if (it.kind != Item::Kind::COMPUTE || it.layer == seen) continue;
         seen = it.layer;
-        it.deps.push_back(Dep::iteration_item("dp-param-allgather-bucket", bucket_layer[it.layer] - it.layer));
+        it.deps.push_back(Dep::iteration_item(BUCKET, bucket_layer[it.layer] - it.layer));
       }
     }
   }

@@ -13,11 +13,14 @@ namespace trainsim::strategies::detail {
 inline std::map<std::int32_t, std::int64_t> params_by_layer(const Role& role, std::int32_t head_group) {
   std::map<std::int32_t, std::int64_t> out;
   std::int64_t counted = 0;
+  // A layer's items are consecutive: its entry is looked up once per run of them.
+  auto at = out.end();
   for (const auto& chunk : role.chunks)
     for (const auto& it : chunk.backward) {
       if (it.kind != Item::Kind::COMPUTE || it.category != Category::COMPUTE) continue;
+      if (at == out.end() || at->first != it.layer) at = out.try_emplace(it.layer, 0).first;
       for (const auto& op : role.segments[it.segment].ops) {
-        out[it.layer] += op.params;
+        at->second += op.params;
         counted += op.params;
       }
     }

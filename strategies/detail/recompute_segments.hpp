@@ -26,14 +26,8 @@ inline void recompute_in_segments(Program& program, std::int64_t k) {
       const std::int32_t first_layer = chunk.layers.empty() ? 0 : chunk.layers.front();
       auto segment_of = [&](std::int32_t g) -> std::int64_t { return is_layer(g) ? (g - first_layer) / k : -1; };
       auto starts_segment = [&](std::int32_t g) { return is_layer(g) && (g - first_layer) % k == 0; };
-      const std::vector<Item> original = chunk.forward;
-      // Forward keeps only each segment's input, on its first layer's first compute item.
-      std::int32_t seen = -1;
-      for (auto& it : chunk.forward) {
-        if (it.kind != Item::Kind::COMPUTE || !is_layer(it.layer)) continue;
-        it.alloc_bytes = it.layer != seen && starts_segment(it.layer) ? checkpoint : 0;
-        seen = it.layer;
-      }
+      // (Backward is built first, from forward as it was: forward changes after.)
+      const std::vector<Item>& original = chunk.forward;
       // Backward: before the segment's first backward item, the forward of all its layers
       // (each segment's forward items, in template order, listed once).
       std::vector<std::vector<std::uint32_t>> forward_of_segment;
@@ -44,8 +38,10 @@ inline void recompute_in_segments(Program& program, std::int64_t k) {
         forward_of_segment[s].push_back(j);
       }
       static const Label RECOMPUTE("recompute");
-      std::unordered_map<Label, Label, LabelIdentityHash> redone;  // a collective's label → "recompute-" + it
+      // A collective's label → "recompute-" + it, named once per thread (naming takes the table's lock).
+      thread_local std::unordered_map<Label, Label, LabelIdentityHash> redone;
       std::vector<Item> backward;
+      backward.reserve(chunk.backward.size() + original.size());
       for (std::size_t i = 0; i < chunk.backward.size(); ++i) {
         const Item& it = chunk.backward[i];
         const bool first_of_segment =
@@ -79,6 +75,13 @@ inline void recompute_in_segments(Program& program, std::int64_t k) {
         if (last && starts_segment(it.layer) && it.category != Category::RECOMPUTE) it.free_bytes += checkpoint;
       }
       chunk.backward = std::move(backward);
+      // Forward keeps only each segment's input, on its first layer's first compute item.
+      std::int32_t seen = -1;
+      for (auto& it : chunk.forward) {
+        if (it.kind != Item::Kind::COMPUTE || !is_layer(it.layer)) continue;
+        it.alloc_bytes = it.layer != seen && starts_segment(it.layer) ? checkpoint : 0;
+        seen = it.layer;
+      }
     }
 }
 
