@@ -193,9 +193,9 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
   // that another peer is ready for (NCCL runs a batch's sends and receives at once).
   if (stages_ > 1)
     for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
-      const char* d = dir == Direction::FORWARD ? "fwd" : "bwd";
-      send_stream_[static_cast<int>(dir)] = program.stream(std::string("pp-send-") + d);
-      recv_stream_[static_cast<int>(dir)] = program.stream(std::string("pp-recv-") + d);
+      static const std::string SEND[2] = {"pp-send-fwd", "pp-send-bwd"}, RECV[2] = {"pp-recv-fwd", "pp-recv-bwd"};
+      send_stream_[static_cast<int>(dir)] = program.stream(SEND[static_cast<int>(dir)]);
+      recv_stream_[static_cast<int>(dir)] = program.stream(RECV[static_cast<int>(dir)]);
     }
   // Between stages Megatron sends the layer output, 2·b·s·h bytes; with tensor parallelism
   // each rank sends only its 1/t slice (sequence parallelism keeps it sharded; without it
@@ -209,7 +209,8 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
     send.collective = {Dim::PIPELINE, hardware::Collective::SEND_RECV, boundary_bytes};
     send.category = Category::PP_COMM;
     send.stream = send_stream_[static_cast<int>(dir)];
-    send.label = dir == Direction::FORWARD ? "pp-send-activations" : "pp-send-gradients";
+    static const Label SEND_ACTIVATIONS("pp-send-activations"), SEND_GRADIENTS("pp-send-gradients");  // named once
+    send.label = dir == Direction::FORWARD ? SEND_ACTIVATIONS : SEND_GRADIENTS;
     send.deps = {Dep::previous()};  // the run's last item
     role_.transfers.push_back(std::move(send));
   }
@@ -218,7 +219,8 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
   for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
     Item recv = role_.transfers[static_cast<std::size_t>(dir)];
     recv.stream = recv_stream_[static_cast<int>(dir)];
-    recv.label = dir == Direction::FORWARD ? "pp-recv-activations" : "pp-recv-gradients";
+    static const Label RECV_ACTIVATIONS("pp-recv-activations"), RECV_GRADIENTS("pp-recv-gradients");
+    recv.label = dir == Direction::FORWARD ? RECV_ACTIVATIONS : RECV_GRADIENTS;
     recv.deps.clear();
     role_.transfers.push_back(std::move(recv));
   }
@@ -232,7 +234,8 @@ ScheduleBuilder::ScheduleBuilder(Program& program, Role& role)
         if (upstream(dir, c).stage < 0) continue;
         Chunk& chunk = role_.chunks[static_cast<std::size_t>(c)];
         std::vector<Item>& items = dir == Direction::FORWARD ? chunk.forward : chunk.backward;
-        const char* label = dir == Direction::FORWARD ? "pp-gather-activations" : "pp-gather-gradients";
+        static const Label GATHER_ACTIVATIONS("pp-gather-activations"), GATHER_GRADIENTS("pp-gather-gradients");
+        const Label& label = dir == Direction::FORWARD ? GATHER_ACTIVATIONS : GATHER_GRADIENTS;
         if (!items.empty() && items.front().label == label) continue;  // scheduled before
         Item gather;
         gather.kind = Item::Kind::COLLECTIVE;
