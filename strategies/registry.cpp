@@ -391,13 +391,45 @@ bool BuildOptions::default_verify() {
 #endif
 }
 
-Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
-  const Pipeline pipeline = pipeline_for(spec);
+namespace {
+
+// A pipeline that check_pipeline accepts, resolved pass by pass. Both depend on the
+// pipeline's text and columns alone, and a sweep or search builds the same few pipelines
+// over and over: each is checked and resolved once per thread.
+std::shared_ptr<const std::vector<ResolvedPass>> checked_passes(const Pipeline& pipeline) {
+  // Every field resolve reads when it accepts (names, keys, values, each pass's column),
+  // each string after its length, so that no two pipelines share a key.
+  std::string key;
+  auto put = [&](std::string_view text) { key.append(std::to_string(text.size())).append(1, ':').append(text); };
+  for (const auto& inv : pipeline) {
+    put(inv.name);
+    put(std::to_string(inv.column));
+    put(std::to_string(inv.args.size()));
+    for (const auto& a : inv.args) {
+      put(a.key);
+      put(a.value);
+    }
+  }
+  thread_local std::unordered_map<std::string, std::shared_ptr<const std::vector<ResolvedPass>>> accepted;
+  if (const auto found = accepted.find(key); found != accepted.end()) return found->second;
   if (std::vector<PassError> errors = check_pipeline(pipeline); !errors.empty()) {
     std::string message = "the pass pipeline \"" + to_string(pipeline) + "\" cannot run: ";
     for (std::size_t i = 0; i < errors.size(); ++i) message += (i ? "; " : "") + errors[i].message;
     throw std::invalid_argument(message);
   }
+  auto passes = std::make_shared<std::vector<ResolvedPass>>();
+  for (const auto& inv : pipeline) passes->push_back(std::get<ResolvedPass>(resolve(inv)));
+  constexpr std::size_t MAX_PIPELINES = 4096;  // bounded; a miss only costs time
+  if (accepted.size() >= MAX_PIPELINES) accepted.clear();
+  accepted.emplace(std::move(key), passes);
+  return passes;
+}
+
+}  // namespace
+
+Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
+  const Pipeline pipeline = pipeline_for(spec);
+  const std::shared_ptr<const std::vector<ResolvedPass>> passes = checked_passes(pipeline);
   Program program =
       initial_program(spec.passes.empty() ? spec : with_pipeline(spec, spec.passes), /*build_templates=*/false);
   // The passes that provide the tensor or pipeline layout derive every role's templates from
@@ -414,8 +446,7 @@ Program build_program(const TrainingSpec& spec, const BuildOptions& options) {
   // pass after the schedule may change one stage's lists and not another's. (With a hook no
   // stage is elided, so none is restored.)
   bool changed_after_restore = false;
-  for (const auto& inv : pipeline) {
-    const ResolvedPass pass = std::get<ResolvedPass>(resolve(inv));
+  for (const ResolvedPass& pass : *passes) {
     if (is_scheduled(program)) changed_after_restore = true;
     const std::string shown = to_string(pass.canonical);
     const std::size_t before = program.passes_run.size();

@@ -153,6 +153,23 @@ TEST(PipelineString, StrategyBlocksGiveStringsThatParseBackToThePipelineRun) {
   }
 }
 
+// build_program keeps each accepted pipeline's resolved passes per thread: pipelines that
+// differ in one value, or in a key, build what each says, and a pipeline that cannot run is
+// refused after one that could, however alike their text.
+TEST(PipelineCheck, EachPipelineBuildsWhatItSaysAfterOthersWereBuilt) {
+  auto spec = testing::gpt_spec(2, 2, 2, 16);
+  for (int round = 0; round < 2; ++round) {
+    spec.passes = parsed("tensor(2),pipeline(2),data(2),recompute(every-k,k=2),gpipe");
+    EXPECT_EQ(build_program(spec).pipeline_string(), "tensor(2),pipeline(2),data(2),recompute(every-k,k=2),gpipe");
+    spec.passes = parsed("tensor(2),pipeline(2),data(2),recompute(every-k,k=3),gpipe");
+    EXPECT_EQ(build_program(spec).pipeline_string(), "tensor(2),pipeline(2),data(2),recompute(every-k,k=3),gpipe");
+    spec.passes = parsed("tensor(2),pipeline(2,v=2),data(2),1f1b");
+    EXPECT_THROW((void)build_program(spec), std::invalid_argument) << "1f1b with two virtual stages";
+    spec.passes = parsed("tensor(2),pipeline(2),data(2),1f1b");
+    EXPECT_EQ(build_program(spec).pipeline_string(), "tensor(2),pipeline(2),data(2),1f1b");
+  }
+}
+
 TEST(Verifier, AcceptsWhatThePassesBuild) {
   auto spec = testing::gpt_spec(2, 2, 2, 16);
   for (const char* passes : {"tensor(2,sp),pipeline(2,v=3),data(2),zero(1),recompute(selective),overlap-grad-reduce,"
