@@ -38,7 +38,8 @@ RunReport analyze(const strategies::Program& program, const strategies::Lowered&
     r.compute_classes = compute_by_class(program, stage, cost, r.time.compute_s + r.time.recompute_s);
   }
   r.memory = memory_breakdown(lowered, tl, cluster);
-  r.layer_ops = top_layer_ops(program, cost);
+  // With the breakdown, which a sweep or search asks for only for the variants it explains.
+  if (r.has_breakdown) r.layer_ops = top_layer_ops(program, cost);
   return r;
 }
 

@@ -37,7 +37,7 @@ struct RunReport {
   ComputeByClass compute_classes;  // time.compute_s + time.recompute_s by kernel class
   bool has_breakdown = true;  // false after a summary-only simulation (time is then all zero)
   MemoryBreakdown memory;
-  std::vector<OpShare> layer_ops;  // the ten most expensive ops of one transformer layer
+  std::vector<OpShare> layer_ops;  // the ten most expensive ops of one transformer layer (with the breakdown)
   std::uint64_t tasks = 0, events = 0, flows = 0;
   std::vector<strategies::Lowered::CollectiveUse> collectives;  // NCCL's choice per kind and size
   PlanningFigures planning;  // filled by plan_run, which needs the run's token budget

@@ -127,6 +127,25 @@ TEST(RunReport, ComputeByClassAddsUpAndCountsTheGemms) {
   }
 }
 
+// The top ops of a layer come with the breakdown: a full simulation's report lists them, a
+// summary-only one (a sweep's or search's variant) has neither.
+TEST(RunReport, TopOpsComeWithTheBreakdown) {
+  const auto spec = testing::gpt_spec(2, 2, 1, 4);
+  const strategies::Program prog = strategies::build_program(spec);
+  const auto cluster = testing::a100_cluster(4);
+  const auto cost = testing::a100_cost();
+  const strategies::Lowered low = strategies::lower(prog, cluster, cost, Fidelity::FAST);
+  const RunReport full = analyze(prog, low, sim::simulate(low.plan, low.network), cluster, cost);
+  EXPECT_TRUE(full.has_breakdown);
+  EXPECT_EQ(full.layer_ops.size(), 10u);
+  sim::SimulateOptions summary;
+  summary.summary_only = true;
+  const RunReport brief = analyze(prog, low, sim::simulate(low.plan, low.network, summary), cluster, cost);
+  EXPECT_FALSE(brief.has_breakdown);
+  EXPECT_TRUE(brief.layer_ops.empty());
+  EXPECT_EQ(brief.iteration_s, full.iteration_s);
+}
+
 // The ten most expensive ops of a layer: sorted, each a share of the whole layer, and the
 // whole layer (all its ops) sums to one.
 TEST(RunReport, TopOpsOfALayerAreSortedSharesOfTheLayer) {
