@@ -27,12 +27,12 @@ std::string overlap_grad_reduce(Program& program, const PassArgs& /*args*/) {
     }
     if (whole == nullptr) continue;  // data = 1: nothing to reduce
     const auto params = params_by_layer(role, static_cast<std::int32_t>(program.spec.model.layers));
-    static const Label BWD("bwd");  // interned once: compared by number, not by text, item by item
+    const Label& bwd = compute_label(Direction::BACKWARD);  // compared by number, item by item
     for (const auto& chunk : role.chunks) {
       // Layers in the order their gradients complete: the backward's order.
       std::vector<std::int32_t> order;
       for (const Item& it : chunk.backward)
-        if (it.kind == Item::Kind::COMPUTE && it.label == BWD && (order.empty() || order.back() != it.layer))
+        if (it.kind == Item::Kind::COMPUTE && it.label == bwd && (order.empty() || order.back() != it.layer))
           order.push_back(it.layer);
       for (const Bucket& b : make_buckets(order, params, bucket_params)) {
         Item bucket = *whole;
@@ -40,7 +40,7 @@ std::string overlap_grad_reduce(Program& program, const PassArgs& /*args*/) {
         bucket.layer = b.layers.back();
         static const Label BUCKET("dp-grad-bucket");  // interned once, not per bucket
         bucket.label = BUCKET;
-        bucket.deps = {Dep::item(BWD, Direction::BACKWARD, 0, Dep::On::END, Dep::MicroBatch::EVERY)};
+        bucket.deps = {Dep::item(bwd, Direction::BACKWARD, 0, Dep::On::END, Dep::MicroBatch::EVERY)};
         role.floating.push_back(std::move(bucket));
       }
     }

@@ -244,8 +244,7 @@ void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, 
     it.segment = seg.index;
     it.cost = dir == Direction::FORWARD ? Cost::FORWARD : Cost::BACKWARD;
     it.layer = current_group;  // waits for the item before it (Item's default)
-    static const Label FWD("fwd"), BWD("bwd");
-    it.label = dir == Direction::FORWARD ? FWD : BWD;
+    it.label = compute_label(dir);
     if (dir == Direction::FORWARD)
       it.alloc_bytes = seg.activation;
     else
@@ -343,6 +342,11 @@ void build_template(Role& role, Chunk& chunk, const std::vector<TaggedOp>& ops, 
 }
 
 }  // namespace
+
+const Label& compute_label(Direction dir) {
+  static const Label FWD("fwd"), BWD("bwd");  // named once
+  return dir == Direction::FORWARD ? FWD : BWD;
+}
 
 std::string segment_name(const Program& program, const Role& role, const Item& item) {
   const Segment& seg = role.segments[item.segment];

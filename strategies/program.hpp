@@ -399,6 +399,10 @@ void refresh_templates(Program& program);
 void elide_middle_stages(Program& program);
 void restore_middle_stages(Program& program);
 
+// The label of a layer's compute items in each direction ("fwd", "bwd"): the templates'
+// builder gives it, and a pass that finds a layer's compute by it names it so.
+const Label& compute_label(Direction dir);
+
 // What a compute item's segment is called in traces: "layer12.fwd0", "embedding.bwd1",
 // "optimizer".
 std::string segment_name(const Program& program, const Role& role, const Item& item);
