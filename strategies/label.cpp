@@ -57,7 +57,7 @@ std::uint32_t intern(std::string_view name) {
 
 }  // namespace
 
-Label::Label(std::string_view name) : id_(name.empty() ? 0 : intern(name)) {}
+Label::Label(std::string_view name) : id_(name.empty() ? 0 : static_cast<std::uint16_t>(intern(name))) {}
 
 const std::string& Label::text(std::uint32_t id) { return *names().texts[id].load(std::memory_order_acquire); }
 

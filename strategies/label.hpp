@@ -41,7 +41,9 @@ class Label {
  private:
   static const std::string& text(std::uint32_t id);  // the interned name numbered id (> 0)
   inline static const std::string EMPTY;
-  std::uint32_t id_ = 0;  // 0: the empty name
+  // 0: the empty name. Two bytes (the table holds 65,535 names): items hold one and their
+  // dependencies two, thousands of items to a template.
+  std::uint16_t id_ = 0;
 };
 
 struct LabelIdentityHash {

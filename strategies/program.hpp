@@ -87,13 +87,16 @@ class Segments {
 enum class Dim : std::uint8_t { TENSOR, DATA, PIPELINE };
 
 struct CollectiveNeed {
+  CollectiveNeed() = default;
+  CollectiveNeed(Dim d, hardware::Collective o, double b) : dim(d), op(o), bytes(b) {}
+
   Dim dim = Dim::TENSOR;
   hardware::Collective op = hardware::Collective::ALL_REDUCE;
+  // Runs kernels on the SMs, slowing compute beside it (sim::CommInstance::occupies_sms);
+  // false: the copy engines move it. (Beside the other small fields: an item holds one.)
+  bool occupies_sms = true;
   double bytes = 0;  // whole buffer (formulas.md convention)
   double latency_scale = 1.0;  // share of the per-step latency it pays (pipelined pieces)
-  // Runs kernels on the SMs, slowing compute beside it (sim::CommInstance::occupies_sms);
-  // false: the copy engines move it.
-  bool occupies_sms = true;
 };
 
 // Bytes a copy engine moves between the GPU and its host's memory.
@@ -126,15 +129,16 @@ struct Dep {
   On on = On::END;
   MicroBatch micro_batch = MicroBatch::SAME;
   Direction direction = Direction::FORWARD;
-  std::int32_t offset = 1;  // PREVIOUS
-  // Two bytes each (an item holds two Deps in place): Dep::item refuses what they cannot hold.
+  // Two bytes each (an item holds two Deps in place): Dep::previous and Dep::item refuse
+  // what they cannot hold.
+  std::int16_t offset = 1;  // PREVIOUS
   std::int16_t layer_offset = 0;
   std::int16_t micro_batch_offset = 0;
   Label label;              // ITEM
 
   static Dep previous(std::int32_t k = 1, On on = On::END) {
     Dep d;
-    d.offset = k;
+    d.offset = narrow_offset(k);
     d.on = on;
     return d;
   }
@@ -202,7 +206,7 @@ class DepList {
   }
   [[noreturn]] static void too_many();
   std::array<Dep, MAX_DEPS> deps_{};
-  std::uint32_t size_ = 0;
+  std::uint16_t size_ = 0;
 };
 
 // One element of a per-micro-batch template or of a once-per-iteration list.
@@ -216,13 +220,13 @@ struct Item {
   std::uint32_t segment = 0;       // COMPUTE: index into Role::segments
   MemClass mem_class = MemClass::ACTIVATIONS;
   bool host_memory = false;        // alloc/free land in the host's memory, not the GPU's
+  Label label;                     // what it is, for traces and dependencies: "fwd", "bwd" …
   std::int32_t layer = -1;         // model layer (−1 embedding, num_layers head and tail)
   double fraction = 1.0;           // COMPUTE: share of the segment's cost (a GEMM cut into chunks)
   CollectiveNeed collective;       // COLLECTIVE
   CopyNeed copy;                   // COPY
   std::int64_t alloc_bytes = 0;    // at start
   std::int64_t free_bytes = 0;     // at end
-  Label label;                     // what it is, for traces and dependencies: "fwd", "bwd" …
   // What it waits for besides its stream's previous step: by default the item before it
   // (in a template, the run's receive for the first item); passes rewire.
   DepList deps = Dep::previous();

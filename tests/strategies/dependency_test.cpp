@@ -400,6 +400,14 @@ TEST(Dependencies, OffsetsBeyondTwoBytesAreAnError) {
       EXPECT_NE(std::string(e.what()).find("offsets in [-32768, 32767]"), std::string::npos) << e.what();
     }
   }
+  // The item a dependency counts back to, likewise.
+  EXPECT_EQ(Dep::previous(32767).offset, 32767);
+  try {
+    Dep::previous(40000);
+    FAIL() << "an item 40000 places back was accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("40000 items, layers or micro-batches away"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
