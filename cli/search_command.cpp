@@ -113,6 +113,7 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
     return 1;
   }
   const auto& base = std::get<scenarios::LoadedScenario>(loaded);
+  const std::string gpu_key = detail::gpu_key_of(base.gpu);  // every candidate runs on base's GPU
   const std::int64_t gpus = base.cluster.nodes * base.cluster.gpus_per_node;
   const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   const double budget = default_memory_budget() / threads;
@@ -164,10 +165,9 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
     const std::size_t end = std::min(order.size(), next + round);
     auto evaluate = [&](std::uint64_t at) {
       Evaluated e;
-      scenarios::LoadedScenario variant = base;
-      variant.training = apply_layout(base.training, space[order[at].second]);
+      const strategies::TrainingSpec variant = apply_layout(base.training, space[order[at].second]);
       try {
-        const report::RunReport r = detail::evaluate_fast(variant, true, budget);
+        const report::RunReport r = detail::evaluate_fast(base, variant, true, budget, gpu_key);
         e.built = true;
         e.iteration_s = r.iteration_s;
         e.tokens_per_s = r.tokens_per_s;
@@ -267,9 +267,7 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
     // The two best again, with the time breakdown the summary-only runs left out.
     std::vector<report::RunReport> two;
     for (std::size_t r = 0; r < 2; ++r) {
-      scenarios::LoadedScenario variant = base;
-      variant.training = apply_layout(base.training, space[fitting[r].candidate]);
-      two.push_back(detail::evaluate_fast(variant, false, budget));
+      two.push_back(detail::evaluate_fast(base, apply_layout(base.training, space[fitting[r].candidate]), false, budget, gpu_key));
     }
     out << "\nwhy #1 beats #2\n" << breakdown_diff(two[0], two[1]);
   }

@@ -15,17 +15,18 @@
 namespace trainsim::cli::detail {
 namespace {
 
-const hardware::CostModel& cost_model_for(const hardware::GpuProfile& gpu) {
+const hardware::CostModel& cost_model_for(const hardware::GpuProfile& gpu, const std::string& gpu_key) {
   // Per thread: the op-cost cache is per thread too, and the map needs no lock.
   thread_local std::map<std::string, std::unique_ptr<hardware::CostModel>> models;
-  std::unique_ptr<hardware::CostModel>& slot = models[gpu.SerializeAsString()];
+  std::unique_ptr<hardware::CostModel>& slot = models[gpu_key];
   if (!slot) slot = std::make_unique<hardware::CostModel>(gpu);
   return *slot;
 }
 
 // Per thread, the clusters of the last few variants: a search's candidates and most sweeps
 // share one, and the collective closed forms are cached per cluster.
-const hardware::Cluster& cluster_for(const hardware::ClusterSpec& spec, const hardware::GpuProfile& gpu) {
+const hardware::Cluster& cluster_for(const hardware::ClusterSpec& spec, const hardware::GpuProfile& gpu,
+                                     const std::string& gpu_key) {
   struct Entry {
     hardware::ClusterSpec spec;
     std::string gpu;
@@ -33,24 +34,30 @@ const hardware::Cluster& cluster_for(const hardware::ClusterSpec& spec, const ha
   };
   constexpr std::size_t KEEP = 16;
   thread_local std::deque<Entry> recent;
-  std::string gpu_bytes = gpu.SerializeAsString();
   for (const Entry& e : recent)
-    if (e.spec == spec && e.gpu == gpu_bytes) return *e.cluster;
+    if (e.spec == spec && e.gpu == gpu_key) return *e.cluster;
   auto cluster = std::make_unique<hardware::Cluster>(spec, gpu);  // throws on a bad spec: nothing kept
   if (recent.size() == KEEP) recent.pop_front();
-  recent.push_back({spec, std::move(gpu_bytes), std::move(cluster)});
+  recent.push_back({spec, gpu_key, std::move(cluster)});
   return *recent.back().cluster;
 }
 
 }  // namespace
 
+std::string gpu_key_of(const hardware::GpuProfile& gpu) { return gpu.SerializeAsString(); }
+
 report::RunReport evaluate_fast(const scenarios::LoadedScenario& scenario, bool summary_only, double max_memory_bytes) {
+  return evaluate_fast(scenario, scenario.training, summary_only, max_memory_bytes, gpu_key_of(scenario.gpu));
+}
+
+report::RunReport evaluate_fast(const scenarios::LoadedScenario& scenario, const strategies::TrainingSpec& training,
+                                bool summary_only, double max_memory_bytes, const std::string& gpu_key) {
   const double budget = max_memory_bytes > 0 ? max_memory_bytes : default_memory_budget();
-  const hardware::Cluster& cluster = cluster_for(scenario.cluster, scenario.gpu);
-  const hardware::CostModel& cost = cost_model_for(scenario.gpu);
+  const hardware::Cluster& cluster = cluster_for(scenario.cluster, scenario.gpu, gpu_key);
+  const hardware::CostModel& cost = cost_model_for(scenario.gpu, gpu_key);
   const auto fidelity = strategies::Fidelity::FAST;
-  strategies::check_plan_size(strategies::estimate_program(scenario.training), nullptr, fidelity, budget);
-  const strategies::Program program = strategies::build_program(scenario.training);
+  strategies::check_plan_size(strategies::estimate_program(training), nullptr, fidelity, budget);
+  const strategies::Program program = strategies::build_program(training);
   strategies::check_plan_size(strategies::estimate_plan(program, fidelity), nullptr, fidelity, budget);
   strategies::LowerOptions lower_options;
   lower_options.as_built = true;  // lowered as built, no caller in between
