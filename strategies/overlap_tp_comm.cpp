@@ -46,7 +46,7 @@ constexpr std::int64_t PIPELINE_SPLITS = 4;
 DepList shifted(const DepList& deps, std::int32_t by) {
   DepList out;
   for (Dep d : deps) {
-    if (d.target == Dep::Target::PREVIOUS) d.offset += by;
+    if (d.target == Dep::Target::PREVIOUS) d.offset = Dep::narrow_offset(d.offset + by);
     out.push_back(d);
   }
   return out;
