@@ -267,7 +267,8 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
     // The two best again, with the time breakdown the summary-only runs left out.
     std::vector<report::RunReport> two;
     for (std::size_t r = 0; r < 2; ++r) {
-      two.push_back(detail::evaluate_fast(base, apply_layout(base.training, space[fitting[r].candidate]), false, budget, gpu_key));
+      const strategies::TrainingSpec variant = apply_layout(base.training, space[fitting[r].candidate]);
+      two.push_back(detail::evaluate_fast(base, variant, false, budget, gpu_key));
     }
     out << "\nwhy #1 beats #2\n" << breakdown_diff(two[0], two[1]);
   }

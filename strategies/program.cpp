@@ -148,8 +148,8 @@ static_assert(std::is_trivially_copyable_v<Item>);
 
 void Dep::offset_too_far(std::int32_t offset) {
   throw std::logic_error("a dependency reaches " + std::to_string(offset) +
-                         " items, layers or micro-batches away; a Dep holds offsets in [" + std::to_string(INT16_MIN) + ", " +
-                         std::to_string(INT16_MAX) + "]");
+                         " items, layers or micro-batches away; a Dep holds offsets in [" +
+                         std::to_string(INT16_MIN) + ", " + std::to_string(INT16_MAX) + "]");
 }
 
 void DepList::too_many() {
