@@ -7,6 +7,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <span>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -335,6 +336,15 @@ class Lowering {
   std::unordered_map<FoldSlot, Folded, FoldSlotHash> fold_cache_;
   // Pieces of runs by what their folding reads but the layer (Lowering::fold_run): the first.
   std::unordered_map<FoldKey, const Folded*, FoldKeyHash> piece_shapes_;
+  // The pieces folded last, compared item by item before a new piece's shape is digested:
+  // a piece is most often alike to one a layer before it.
+  struct RecentPiece {
+    std::int64_t stage = -1;
+    std::span<const Item> items;
+    const Folded* outcome = nullptr;
+  };
+  std::array<RecentPiece, 8> recent_pieces_{};
+  std::size_t next_recent_piece_ = 0;
   std::map<std::tuple<std::int64_t, int, std::int32_t>, bool> like_previous_;  // (stage, list, chunk)
   // Per template (list, chunk) of the stages restored from one (LowerOptions::as_built): its
   // rank-local collectives, one of each closed form (the copies hold the same ones).
@@ -554,6 +564,48 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
   return pos->second;
 }
 
+namespace {
+
+// The waits of item `j` within its piece that fold_run's shape reads: PREVIOUS ones that stay
+// inside the piece.
+bool inside_previous(const Dep& d, std::uint32_t j) {
+  return d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) <= j;
+}
+
+// Whether two pieces have the same shape (Lowering::fold_run): alike item for item in every
+// field the shape's digest reads, compared instead of digested.
+bool same_piece_shape(std::span<const Item> a, std::span<const Item> b) {
+  if (a.size() != b.size()) return false;
+  const auto bits = [](double v) { return FoldKey::word(v); };
+  for (std::uint32_t j = 0; j < a.size(); ++j) {
+    const Item& x = a[j];
+    const Item& y = b[j];
+    if (x.alloc_bytes != y.alloc_bytes || x.free_bytes != y.free_bytes || bits(x.fraction) != bits(y.fraction) ||
+        x.segment != y.segment || x.cost != y.cost || x.kind != y.kind || x.stream != y.stream ||
+        x.category != y.category)
+      return false;
+    if (x.kind != Item::Kind::COMPUTE &&
+        (bits(x.collective.bytes) != bits(y.collective.bytes) ||
+         bits(x.collective.latency_scale) != bits(y.collective.latency_scale) || x.collective.dim != y.collective.dim ||
+         x.collective.op != y.collective.op))
+      return false;
+    const Dep* u = x.deps.begin();
+    const Dep* v = y.deps.begin();
+    for (;; ++u, ++v) {
+      while (u != x.deps.end() && !inside_previous(*u, j)) ++u;
+      while (v != y.deps.end() && !inside_previous(*v, j)) ++v;
+      if (u == x.deps.end() || v == y.deps.end()) {
+        if (u != x.deps.end() || v != y.deps.end()) return false;
+        break;
+      }
+      if (u->offset != v->offset || u->on != v->on) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 // A whole template run (Step::whole_run) or a piece of one (Step::count): its items wait for
 // each other as the template says. The same items folded step by step have the same key and
 // the same result.
@@ -576,6 +628,12 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
   }
   const auto run = role.items(step);
   if (!step.whole_run) {
+    for (const RecentPiece& r : recent_pieces_)
+      if (r.stage == c.stage && same_piece_shape(r.items, run)) {
+        pos->second = *r.outcome;
+        return pos->second;
+      }
+    recent_pieces_[next_recent_piece_++ % recent_pieces_.size()] = {c.stage, run, &pos->second};
     // The pieces of a first forward or a last backward, one or a few per layer, differ mostly
     // in the layer they run, which the folding does not read: in one stage an item's time
     // follows from its segment, cost and share, or its collective. A piece alike in all that
@@ -593,8 +651,7 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
                   std::uint64_t{static_cast<std::uint8_t>(it.collective.dim)} |
                       std::uint64_t{static_cast<std::uint8_t>(it.collective.op)} << 8);
       for (const Dep& d : it.deps)
-        if (d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) <= j)
-          shape.add(static_cast<std::uint64_t>(d.offset), static_cast<std::uint64_t>(d.on), 2);
+        if (inside_previous(d, j)) shape.add(static_cast<std::uint64_t>(d.offset), static_cast<std::uint64_t>(d.on), 2);
     }
     const auto [same, first] = piece_shapes_.try_emplace(shape, &pos->second);
     if (!first) {
