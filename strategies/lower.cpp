@@ -215,6 +215,9 @@ struct LayoutMemo {
   std::map<std::int64_t, double> interference;                                              // stage
   std::map<std::pair<int, std::int64_t>, std::vector<std::vector<std::uint32_t>>> groups;  // (dim, stage)
   std::vector<std::vector<std::uint32_t>> pipeline_groups;  // empty until first asked for
+  // The simulated members of a group, which the fidelity and the layout alone decide (every
+  // rank, or each stage's representative): (fidelity, dim, group).
+  std::map<std::tuple<int, int, std::uint64_t>, std::uint32_t> simulated_members;
 };
 
 // The value kept under `key`, computed and kept when absent; a computation that throws
@@ -1023,7 +1026,6 @@ Lowered Lowering::run() {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> p2p_cache;   // (src, dst)
   std::map<std::pair<std::uint32_t, bool>, std::uint32_t> copy_cache;           // (rank, to host)
   std::unordered_map<std::uint64_t, std::uint32_t> instances[3];                 // per dim: (group, seq)
-  std::map<std::pair<int, std::uint64_t>, std::uint32_t> participants;          // (dim, group) → simulated members
   auto instance_key = [](std::uint64_t group, std::uint64_t seq) { return (group << 32) | seq; };
 
   const auto m = static_cast<std::size_t>(program_.micro_batches);
@@ -1125,6 +1127,10 @@ Lowered Lowering::run() {
     const RankCoords c = pl_.coords(rank);
     const Role& role = program_.roles[static_cast<std::size_t>(c.stage)];
     std::uint64_t seq[3] = {0, 0, 0};
+    // This rank's group in each dimension, found when a collective first asks (each of a
+    // stage's collectives did: 0.5 % of a search evaluation).
+    constexpr std::uint64_t NO_GROUP = ~std::uint64_t{0};
+    std::uint64_t group_of_dim[3] = {NO_GROUP, NO_GROUP, NO_GROUP};
     for (int d = 0; d < static_cast<int>(MemClass::COUNT); ++d)
       b.set_initial_memory(dev, static_cast<std::uint8_t>(d),
                            static_cast<std::int64_t>(role.static_bytes[d] + runtime_bytes(static_cast<MemClass>(d))));
@@ -1233,19 +1239,23 @@ Lowered Lowering::run() {
       }
       // A collective over a group: every simulated member joins the same instance.
       const auto dim = static_cast<int>(it.collective.dim);
-      const std::uint64_t gid = pl_.group_id(parallel_dim(it.collective.dim), rank);
+      std::uint64_t& gid = group_of_dim[dim];
+      if (gid == NO_GROUP) gid = pl_.group_id(parallel_dim(it.collective.dim), rank);
       auto [pos, fresh] = instances[dim].try_emplace(instance_key(gid, seq[dim]++), 0);
       if (fresh) {
         sim::CommInstance inst;
         inst.bytes = it.collective.bytes;
         inst.latency_scale = it.collective.latency_scale;
         inst.occupies_sms = it.collective.occupies_sms;
-        // The simulated members of the group, counted once per group (a stage's buckets
-        // each make an instance of the same group).
-        auto [members, uncounted] = participants.try_emplace({dim, gid}, 0);
-        if (uncounted)
-          for (auto r : group_ranks(pl_, it.collective.dim, rank)) members->second += device_of_rank[r] != sim::NONE ? 1 : 0;
-        inst.participants = members->second;
+        // The simulated members of the group, counted once per group and layout (a stage's
+        // buckets each make an instance of the same group, and every variant of a search
+        // with this layout asks again).
+        inst.participants =
+            memoized(memo_.simulated_members, std::tuple<int, int, std::uint64_t>{static_cast<int>(fidelity_), dim, gid}, [&] {
+              std::uint32_t members = 0;
+              for (auto r : group_ranks(pl_, it.collective.dim, rank)) members += device_of_rank[r] != sim::NONE ? 1 : 0;
+              return members;
+            });
         if (fidelity_ == Fidelity::FULL) {
           const auto ranks = group_ranks(pl_, it.collective.dim, rank);
           const hardware::AlgorithmChoice ch = choice(it.collective, c.stage);
