@@ -1135,6 +1135,7 @@ Lowered Lowering::run() {
     // stage's collectives did: 0.5 % of a search evaluation).
     constexpr std::uint64_t NO_GROUP = ~std::uint64_t{0};
     std::uint64_t group_of_dim[3] = {NO_GROUP, NO_GROUP, NO_GROUP};
+    std::uint32_t members_of_dim[3] = {0, 0, 0};  // its simulated members (this rank is one), 0 until asked
     for (int d = 0; d < static_cast<int>(MemClass::COUNT); ++d)
       b.set_initial_memory(dev, static_cast<std::uint8_t>(d),
                            static_cast<std::int64_t>(role.static_bytes[d] + runtime_bytes(static_cast<MemClass>(d))));
@@ -1245,21 +1246,24 @@ Lowered Lowering::run() {
       const auto dim = static_cast<int>(it.collective.dim);
       std::uint64_t& gid = group_of_dim[dim];
       if (gid == NO_GROUP) gid = pl_.group_id(parallel_dim(it.collective.dim), rank);
-      auto [pos, fresh] = instances[dim].try_emplace(instance_key(gid, seq[dim]++), 0);
-      if (fresh) {
+      // The simulated members of the group, counted once per group and layout (a stage's
+      // buckets each make an instance of the same group, and every variant of a search with
+      // this layout asks again).
+      std::uint32_t& members = members_of_dim[dim];
+      if (members == 0) {
+        const std::tuple<int, int, std::uint64_t> group{static_cast<int>(fidelity_), dim, gid};
+        members = memoized(memo_.simulated_members, group, [&] {
+          std::uint32_t n = 0;
+          for (auto r : group_ranks(pl_, it.collective.dim, rank)) n += device_of_rank[r] != sim::NONE ? 1 : 0;
+          return n;
+        });
+      }
+      auto new_instance = [&] {
         sim::CommInstance inst;
         inst.bytes = it.collective.bytes;
         inst.latency_scale = it.collective.latency_scale;
         inst.occupies_sms = it.collective.occupies_sms;
-        // The simulated members of the group, counted once per group and layout (a stage's
-        // buckets each make an instance of the same group, and every variant of a search
-        // with this layout asks again).
-        inst.participants =
-            memoized(memo_.simulated_members, std::tuple<int, int, std::uint64_t>{static_cast<int>(fidelity_), dim, gid}, [&] {
-              std::uint32_t members = 0;
-              for (auto r : group_ranks(pl_, it.collective.dim, rank)) members += device_of_rank[r] != sim::NONE ? 1 : 0;
-              return members;
-            });
+        inst.participants = members;
         if (fidelity_ == Fidelity::FULL) {
           const auto ranks = group_ranks(pl_, it.collective.dim, rank);
           const hardware::AlgorithmChoice ch = choice(it.collective, c.stage);
@@ -1272,9 +1276,18 @@ Lowered Lowering::run() {
           inst.fixed_duration = closed_form(it.collective, c);
           inst.shares_links = it.collective.dim == Dim::DATA && tp_interference(c.stage) > 0;
         }
-        pos->second = b.add_comm(inst);
+        return b.add_comm(inst);
+      };
+      const std::uint64_t key = instance_key(gid, seq[dim]++);
+      std::uint32_t comm;
+      if (members == 1) {
+        comm = new_instance();  // no other simulated rank joins it (fast fidelity's data-parallel groups)
+      } else {
+        auto [pos, fresh] = instances[dim].try_emplace(key, 0);
+        if (fresh) pos->second = new_instance();
+        comm = pos->second;
       }
-      const std::uint32_t task = b.add_comm_task(ts, pos->second);
+      const std::uint32_t task = b.add_comm_task(ts, comm);
       if (options_.describe_ops)
         describe_task(task, role, step, index, op_group(group_ranks(pl_, it.collective.dim, rank)));
       return task;
