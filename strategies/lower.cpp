@@ -795,8 +795,8 @@ void Lowering::simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_ea
                              Folded& f) {
   const auto streams = static_cast<std::uint32_t>(program_.streams.size());
   // Everything the group's simulation reads, item by item: kind, stream, category, memory,
-  // duration; then its edges and the compute slowdown beside communication.
-  std::vector<sim::Time> durations(n);
+  // duration; then its edges and the compute slowdown beside communication. (The durations
+  // are kept only when the memo has not seen the group: most lowerings find it there.)
   FoldKey key;
   key.add(streams, FoldKey::word(contention_));
   // A group alternates its GEMM pieces with a few collectives repeated layer after layer (a
@@ -815,14 +815,12 @@ void Lowering::simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_ea
     recent[next_recent++ % recent.size()] = {&need, t};
     return t;
   };
+  auto duration = [&](const Item& it) {
+    return it.kind == Item::Kind::COMPUTE ? compute_time(it, c.stage) : price(it.collective);
+  };
   for (std::uint32_t k = 0; k < n; ++k) {
     const Item& it = item_at(k);
-    if (it.kind == Item::Kind::COMPUTE) {
-      durations[k] = compute_time(it, c.stage);
-    } else {
-      durations[k] = price(it.collective);
-    }
-    key.add(FoldKey::word(it.alloc_bytes), FoldKey::word(it.free_bytes), FoldKey::word(durations[k].ps),
+    key.add(FoldKey::word(it.alloc_bytes), FoldKey::word(it.free_bytes), FoldKey::word(duration(it).ps),
             std::uint64_t{it.kind == Item::Kind::COMPUTE} | std::uint64_t{it.stream} << 8 |
                 std::uint64_t{static_cast<std::uint8_t>(it.category)} << 16 |
                 std::uint64_t{it.kind != Item::Kind::COMPUTE && it.collective.occupies_sms} << 24);
@@ -837,7 +835,11 @@ void Lowering::simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_ea
     o = *known;
   } else {
     std::vector<const Item*> items(n);
-    for (std::uint32_t k = 0; k < n; ++k) items[k] = &item_at(k);
+    std::vector<sim::Time> durations(n);
+    for (std::uint32_t k = 0; k < n; ++k) {
+      items[k] = &item_at(k);
+      durations[k] = duration(*items[k]);
+    }
     std::vector<LocalEdge> edges;
     for_each_edge([&](const LocalEdge& e) { edges.push_back(e); });
     o = simulate_fold_alone(items, durations, edges);
@@ -1041,9 +1043,10 @@ Lowered Lowering::run() {
   std::vector<std::int32_t> plan_labels;  // by Label::id: the plan's id of the item label, or −1
   std::vector<std::uint32_t> folded_tasks;  // fast fidelity: the folded tasks, in the order of out.parts
   folded_tasks.reserve(out.parts.capacity());
-  // Per sender's slot: the instance its send and the peer's receive both join, and (fast
-  // fidelity) the send's task, which the receive's step stands for.
-  std::vector<std::uint32_t> p2p_comm(num_devices * m * v * 2, sim::NONE);
+  // Per sender's slot: (full fidelity) the instance its send and the peer's receive both
+  // join, and (fast fidelity, where a receive lowers no task and each slot is asked for
+  // once) the send's task, which the receive's step stands for.
+  std::vector<std::uint32_t> p2p_comm(fidelity_ == Fidelity::FULL ? num_devices * m * v * 2 : 0, sim::NONE);
   std::vector<std::uint32_t> send_task(fidelity_ == Fidelity::FAST ? num_devices * m * v * 2 : 0, sim::NONE);
   auto send_slot = [&](std::uint32_t device, std::int32_t mb, std::int32_t chunk, Direction dir) {
     return ((static_cast<std::size_t>(device) * m + static_cast<std::size_t>(mb)) * v +
@@ -1060,7 +1063,7 @@ Lowered Lowering::run() {
   // sender's and the receiver's tasks, made by whichever of the two is lowered first.
   auto p2p_instance = [&](std::uint32_t from, std::uint32_t to, std::int64_t from_stage, std::int64_t to_stage,
                           double bytes, std::size_t slot) {
-    if (p2p_comm[slot] != sim::NONE) return p2p_comm[slot];
+    if (fidelity_ == Fidelity::FULL && p2p_comm[slot] != sim::NONE) return p2p_comm[slot];
     sim::CommInstance inst;
     inst.bytes = bytes;
     // Fast fidelity lowers the receive as edges into the send (below): one participant.
@@ -1081,8 +1084,9 @@ Lowered Lowering::run() {
         known = {to_stage, bytes, sim::Time::from_seconds(symmetric_send(from_stage, to_stage).seconds(bytes))};
       inst.fixed_duration = known.time;
     }
-    p2p_comm[slot] = b.add_comm(inst);
-    return p2p_comm[slot];
+    const std::uint32_t comm = b.add_comm(inst);
+    if (fidelity_ == Fidelity::FULL) p2p_comm[slot] = comm;
+    return comm;
   };
 
   // Fast fidelity: the fold groups of each role, as a map from step to its group.
