@@ -2,6 +2,8 @@
 // The engine's pending-event set: a binary heap of 24-byte keys (time, seq, payload).
 // seq is a per-queue counter assigned at push, so events at equal times pop in the order
 // they were scheduled (stable FIFO) and runs are bit-for-bit reproducible.
+#include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -18,9 +20,10 @@ struct Event {
 
 class EventQueue {
  public:
-  void push(Time time, std::uint32_t kind, std::uint32_t payload);
+  // Inline: the engine pushes and pops an event or two per task.
+  inline void push(Time time, std::uint32_t kind, std::uint32_t payload);
   // Precondition: !empty().
-  Event pop();
+  inline Event pop();
   const Event& top() const { return heap_.front(); }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
@@ -33,5 +36,40 @@ class EventQueue {
   std::vector<Event> heap_;
   std::uint64_t next_seq_ = 0;
 };
+
+// Both sifts move a hole instead of swapping, so each level costs one 24-byte copy.
+
+inline void EventQueue::push(Time time, std::uint32_t kind, std::uint32_t payload) {
+  const Event e{time, next_seq_++, kind, payload};
+  heap_.push_back(e);
+  std::size_t i = heap_.size() - 1;
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!earlier(e, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+inline Event EventQueue::pop() {
+  assert(!heap_.empty() && "EventQueue::pop on an empty queue");
+  const Event top = heap_.front();
+  const Event last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_.size();
+  if (n == 0) return top;
+  std::size_t i = 0;
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && earlier(heap_[child + 1], heap_[child])) ++child;
+    if (!earlier(heap_[child], last)) break;
+    heap_[i] = heap_[child];
+    i = child;
+  }
+  heap_[i] = last;
+  return top;
+}
 
 }  // namespace trainsim::sim
