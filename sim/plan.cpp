@@ -352,7 +352,7 @@ std::uint32_t PlanBuilder::add_comm(CommInstance instance) {
   return static_cast<std::uint32_t>(plan_.comms.size() - 1);
 }
 
-TaskId PlanBuilder::add_task(const TaskSpec& spec, TaskKind k) {
+TaskId PlanBuilder::add_task(const TaskSpec& spec, TaskKind k, Time duration, std::uint32_t comm) {
   const auto id = static_cast<TaskId>(plan_.kind.size());
   plan_.kind.push_back(k);
   plan_.device.push_back(spec.device);
@@ -360,8 +360,8 @@ TaskId PlanBuilder::add_task(const TaskSpec& spec, TaskKind k) {
   plan_.category.push_back(spec.category);
   plan_.label.push_back(spec.label);
   plan_.micro_batch.push_back(spec.micro_batch);
-  plan_.duration.push_back(Time::zero());
-  plan_.comm.push_back(NONE);
+  plan_.duration.push_back(duration);
+  plan_.comm.push_back(comm);
   plan_.mem_class.push_back(spec.mem_class);
   plan_.alloc_bytes.push_back(spec.alloc_bytes);
   plan_.free_bytes.push_back(spec.free_bytes);
@@ -371,31 +371,14 @@ TaskId PlanBuilder::add_task(const TaskSpec& spec, TaskKind k) {
   return id;
 }
 
-TaskId PlanBuilder::add_compute(const TaskSpec& spec, Time duration) {
-  const TaskId id = add_task(spec, TaskKind::COMPUTE);
-  plan_.duration.back() = duration;
-  return id;
-}
-
-TaskId PlanBuilder::add_comm_task(const TaskSpec& spec, std::uint32_t comm) {
-  const TaskId id = add_task(spec, TaskKind::COMM);
-  plan_.comm.back() = comm;
-  return id;
-}
-
 TaskId PlanBuilder::add_copy(const TaskSpec& spec, std::uint32_t pattern, double bytes) {
   CommInstance inst;
   inst.pattern = pattern;
   inst.bytes = bytes;
   inst.participants = 1;
-  const std::uint32_t comm = add_comm(inst);
-  const TaskId id = add_task(spec, TaskKind::COPY);
-  plan_.comm.back() = comm;
-  return id;
+  return add_task(spec, TaskKind::COPY, Time::zero(), add_comm(inst));
 }
 
-void PlanBuilder::add_edge(TaskId from, TaskId to) { edges_.emplace_back(from, to); }
-void PlanBuilder::add_start_edge(TaskId from, TaskId to) { start_edges_.emplace_back(from, to); }
 
 void PlanBuilder::set_hosts(std::uint32_t num_hosts, std::vector<std::uint32_t> host_of_device) {
   plan_.num_hosts = num_hosts;

@@ -183,12 +183,16 @@ class PlanBuilder {
     float contention_share = 1.0f;
     float link_slowdown = 0.0f;
   };
-  TaskId add_compute(const TaskSpec& spec, Time duration);
-  TaskId add_comm_task(const TaskSpec& spec, std::uint32_t comm);
+  TaskId add_compute(const TaskSpec& spec, Time duration) { return add_task(spec, TaskKind::COMPUTE, duration, NONE); }
+  TaskId add_comm_task(const TaskSpec& spec, std::uint32_t comm) {
+    return add_task(spec, TaskKind::COMM, Time::zero(), comm);
+  }
   // A copy over the single flow of `pattern`: a COMM-like task with one participant.
   TaskId add_copy(const TaskSpec& spec, std::uint32_t pattern, double bytes);
-  void add_edge(TaskId from, TaskId to);        // `to` waits for `from` to end
-  void add_start_edge(TaskId from, TaskId to);  // `to` waits for `from` to start
+  // `to` waits for `from` to end (add_edge) or to start (add_start_edge). (Inline: a lowering
+  // adds an edge or two per task.)
+  void add_edge(TaskId from, TaskId to) { edges_.emplace_back(from, to); }
+  void add_start_edge(TaskId from, TaskId to) { start_edges_.emplace_back(from, to); }
   void set_hosts(std::uint32_t num_hosts, std::vector<std::uint32_t> host_of_device);
   void set_stream_names(std::vector<std::string> names);
   // Room for this many tasks and communication instances (an estimate; more may follow).
@@ -204,7 +208,7 @@ class PlanBuilder {
   Plan finish() &&;
 
  private:
-  TaskId add_task(const TaskSpec& spec, TaskKind k);
+  TaskId add_task(const TaskSpec& spec, TaskKind k, Time duration, std::uint32_t comm);
   Plan plan_;
   std::vector<std::pair<TaskId, TaskId>> edges_;
   std::vector<std::pair<TaskId, TaskId>> start_edges_;
