@@ -347,11 +347,6 @@ std::uint32_t PlanBuilder::add_pattern(CommPattern pattern) {
   return static_cast<std::uint32_t>(plan_.patterns.size() - 1);
 }
 
-std::uint32_t PlanBuilder::add_comm(CommInstance instance) {
-  plan_.comms.push_back(instance);
-  return static_cast<std::uint32_t>(plan_.comms.size() - 1);
-}
-
 TaskId PlanBuilder::add_task(const TaskSpec& spec, TaskKind k, Time duration, std::uint32_t comm) {
   const auto id = static_cast<TaskId>(plan_.kind.size());
   plan_.kind.push_back(k);

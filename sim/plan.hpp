@@ -168,7 +168,10 @@ class PlanBuilder {
 
   std::uint16_t label(const std::string& name);  // interned
   std::uint32_t add_pattern(CommPattern pattern);
-  std::uint32_t add_comm(CommInstance instance);
+  std::uint32_t add_comm(const CommInstance& instance) {  // inline: a fast plan makes one per send
+    plan_.comms.push_back(instance);
+    return static_cast<std::uint32_t>(plan_.comms.size() - 1);
+  }
 
   struct TaskSpec {
     std::uint32_t device = 0;
