@@ -7,8 +7,8 @@
 #include <deque>
 #include <limits>
 #include <map>
-#include <span>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <tuple>

@@ -63,8 +63,8 @@ class Resolver {
       : role_(role), l_(labels), micro_batches_(micro_batches) {}
 
   void index(const std::vector<Step>& steps) {
-    spans_.clear();
     if (l_.named == 0) return;
+    spans_.clear();
     for (std::uint32_t s = 0; s < steps.size(); ++s) {
       const Step& st = steps[s];
       if (st.kind != Step::Kind::ITEM || st.whole_run) continue;  // nothing names a whole run's items
