@@ -17,7 +17,9 @@ struct Colliding {
   std::size_t operator()(const Pair&) const { return 7; }
 };
 struct Spread {
-  std::size_t operator()(const Pair& k) const { return static_cast<std::size_t>(k.a) * 31 + static_cast<std::size_t>(k.b); }
+  std::size_t operator()(const Pair& k) const {
+    return static_cast<std::size_t>(k.a) * 31 + static_cast<std::size_t>(k.b);
+  }
 };
 
 // The map against std::map over enough keys to grow it several times, found after each
