@@ -30,13 +30,23 @@ inline void recompute_in_segments(Program& program, std::int64_t k) {
       const std::vector<Item>& original = chunk.forward;
       // Backward: before the segment's first backward item, the forward of all its layers
       // (each segment's forward items, in template order, listed once).
-      std::vector<std::vector<std::uint32_t>> forward_of_segment;
-      for (std::uint32_t j = 0; j < original.size(); ++j) {
-        if (!is_layer(original[j].layer)) continue;
-        const auto s = static_cast<std::size_t>(segment_of(original[j].layer));
-        if (forward_of_segment.size() <= s) forward_of_segment.resize(s + 1);
-        forward_of_segment[s].push_back(j);
+      // (As rows of one array, segment_begin[s] … segment_begin[s + 1]: a vector per segment
+      // allocated once per layer of every chunk.)
+      std::vector<std::uint32_t> segment_begin, forward_of_segment;
+      for (const Item& x : original) {
+        if (!is_layer(x.layer)) continue;
+        const auto s = static_cast<std::size_t>(segment_of(x.layer));
+        if (segment_begin.size() <= s + 1) segment_begin.resize(s + 2, 0);
+        ++segment_begin[s + 1];
       }
+      for (std::size_t s = 1; s < segment_begin.size(); ++s) segment_begin[s] += segment_begin[s - 1];
+      forward_of_segment.resize(segment_begin.empty() ? 0 : segment_begin.back());
+      {
+        std::vector<std::uint32_t> fill(segment_begin);
+        for (std::uint32_t j = 0; j < original.size(); ++j)
+          if (is_layer(original[j].layer)) forward_of_segment[fill[static_cast<std::size_t>(segment_of(original[j].layer))]++] = j;
+      }
+      const std::size_t segments = segment_begin.empty() ? 0 : segment_begin.size() - 1;
       static const Label RECOMPUTE("recompute");
       // A collective's label → "recompute-" + it, named once per thread (naming takes the table's lock).
       thread_local std::unordered_map<Label, Label, LabelIdentityHash> redone;
@@ -47,8 +57,9 @@ inline void recompute_in_segments(Program& program, std::int64_t k) {
         const bool first_of_segment =
             is_layer(it.layer) && (i == 0 || segment_of(chunk.backward[i - 1].layer) != segment_of(it.layer));
         const auto s = first_of_segment ? static_cast<std::size_t>(segment_of(it.layer)) : 0;
-        if (first_of_segment && s < forward_of_segment.size()) {
-          for (const std::uint32_t j : forward_of_segment[s]) {
+        if (first_of_segment && s < segments) {
+          for (std::uint32_t f = segment_begin[s]; f < segment_begin[s + 1]; ++f) {
+            const std::uint32_t j = forward_of_segment[f];
             Item r = original[j];
             if (r.kind == Item::Kind::COMPUTE) {
               r.category = Category::RECOMPUTE;
