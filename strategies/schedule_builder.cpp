@@ -171,6 +171,7 @@ void keep_latest_per_stream(const std::vector<std::int16_t>& stream_of_step, std
 
 namespace {
 enum : std::uint8_t { ALWAYS = 1, FIRST = 2, LAST = 4 };  // which runs of a template are open
+enum : std::uint8_t { END = 1, START = 2 };                // how a dependency names an item
 }  // namespace
 
 struct ScheduleBuilder::Analysis {
@@ -178,6 +179,38 @@ struct ScheduleBuilder::Analysis {
   std::vector<std::vector<std::uint8_t>> cuts;     // per template: find_cuts' marks, once a run is cut
   std::vector<std::vector<std::uint8_t>> streams;  // per template: every stream its items use
   ResolverLabels labels;
+  // How dependencies name the templates' items (find_cuts), found in analysis_of's one pass
+  // over every dependency: per named label (label_slot, by Label::id; −1 if none) a table by
+  // direction and layer, [direction · layer_slots + layer + 1] (−1 … the top layer), of END
+  // and START. A named label ("bwd") is on most items of a template.
+  std::int32_t stage = -1;  // of the role the table was found for (the layers are absolute)
+  std::int32_t top_layer = 0;
+  std::vector<std::int32_t> label_slot;
+  std::vector<std::vector<std::uint8_t>> how;
+  // For `role`'s items: the top layer, and the table emptied.
+  void start_named(const Role& role) {
+    stage = role.stage;
+    top_layer = 0;
+    for (const Chunk& c : role.chunks)
+      for (const auto* items : {&c.forward, &c.backward})
+        for (const Item& it : *items) top_layer = std::max(top_layer, it.layer);
+    label_slot.clear();
+    how.clear();
+  }
+  // An ITEM dependency of `it` (not once per iteration) into the table.
+  void note_named(const Item& it, const Dep& d) {
+    const std::int32_t layer = it.layer + d.layer_offset;
+    if (layer < -1 || layer > top_layer) return;  // no such item
+    const auto layer_slots = static_cast<std::size_t>(top_layer) + 2;
+    const std::uint32_t id = d.label.id();
+    if (label_slot.size() <= id) label_slot.resize(id + 1, -1);
+    if (label_slot[id] < 0) {
+      label_slot[id] = static_cast<std::int32_t>(how.size());
+      how.emplace_back(2 * layer_slots, 0);
+    }
+    how[static_cast<std::size_t>(label_slot[id])][static_cast<std::size_t>(d.direction) * layer_slots +
+                                                  static_cast<std::size_t>(layer + 1)] |= d.on == Dep::On::END ? END : START;
+  }
   // Per template cut into pieces: the first item of each piece, then the template's size
   // (emit_body; found once for the stages that share this analysis).
   std::vector<std::vector<std::uint32_t>> piece_starts;
@@ -380,39 +413,24 @@ void ScheduleBuilder::emit_send(const RunRef& ref, std::uint32_t last, std::uint
 // last items also bound pieces: a pipeline receive waits for the stage's last compute, and the
 // first compute after a send waits for the send.
 void ScheduleBuilder::find_cuts() {
-  enum : std::uint8_t { END = 1, START = 2 };
-  // Items of templates some dependency names, and how: per named label a table by direction
-  // and layer (−1 … the head's layer), since a named label ("bwd") is on most items of a
-  // template and this runs for every item.
-  std::int32_t top_layer = 0;
-  for (const Chunk& c : role_.chunks)
-    for (const auto* items : {&c.forward, &c.backward})
-      for (const Item& it : *items) top_layer = std::max(top_layer, it.layer);
-  const auto layer_slots = static_cast<std::size_t>(top_layer) + 2;
-  std::vector<std::int32_t> label_slot;  // by Label::id
-  std::vector<std::vector<std::uint8_t>> how;  // per slot: [direction · layer_slots + layer + 1]
-  auto scan = [&](const std::vector<Item>& items) {
-    for (const Item& it : items)
-      for (const Dep& d : it.deps) {
-        if (d.target != Dep::Target::ITEM || d.micro_batch == Dep::MicroBatch::ITERATION) continue;
-        const std::int32_t layer = it.layer + d.layer_offset;
-        if (layer < -1 || layer > top_layer) continue;  // no such item
-        const std::uint32_t id = d.label.id();
-        if (label_slot.size() <= id) label_slot.resize(id + 1, -1);
-        if (label_slot[id] < 0) {
-          label_slot[id] = static_cast<std::int32_t>(how.size());
-          how.emplace_back(2 * layer_slots, 0);
-        }
-        how[static_cast<std::size_t>(label_slot[id])][static_cast<std::size_t>(d.direction) * layer_slots +
-                                                      static_cast<std::size_t>(layer + 1)] |=
-            d.on == Dep::On::END ? END : START;
-      }
-  };
-  for (const Chunk& c : role_.chunks) {
-    scan(c.forward);
-    scan(c.backward);
+  if (analysis_->stage != role_.stage) {
+    // The analysis is another stage's (the same lists but for their layers): the table again
+    // for this one's.
+    analysis_->start_named(role_);
+    for (const Chunk& c : role_.chunks)
+      for (const auto* items : {&c.forward, &c.backward})
+        for (const Item& it : *items)
+          for (const Dep& d : it.deps)
+            if (d.target == Dep::Target::ITEM && d.micro_batch != Dep::MicroBatch::ITERATION) analysis_->note_named(it, d);
+    for (const auto* l : {&role_.prologue, &role_.floating, &role_.tail, &role_.transfers})
+      for (const Item& it : *l)
+        for (const Dep& d : it.deps)
+          if (d.target == Dep::Target::ITEM && d.micro_batch != Dep::MicroBatch::ITERATION) analysis_->note_named(it, d);
   }
-  for (const auto* l : {&role_.prologue, &role_.floating, &role_.tail, &role_.transfers}) scan(*l);
+  const std::int32_t top_layer = analysis_->top_layer;
+  const auto layer_slots = static_cast<std::size_t>(top_layer) + 2;
+  const std::vector<std::int32_t>& label_slot = analysis_->label_slot;
+  const std::vector<std::vector<std::uint8_t>>& how = analysis_->how;
 
   // Waits of a template's items for items outside it, met once per stream.
   struct Waited {
@@ -481,8 +499,10 @@ std::shared_ptr<ScheduleBuilder::Analysis> ScheduleBuilder::analysis_of(const Ro
   thread_local std::shared_ptr<Analysis> shared;
   if (role.restored_from != 0 && role.restored_from == restoration) return shared;
   auto a = std::make_shared<Analysis>();
+  a->start_named(role);
   std::vector<std::uint8_t> referenced;  // by Label::id: how
-  // One pass over every dependency: how each label is referenced, and the Resolver's numbering.
+  // One pass over every dependency: how each label is referenced, the Resolver's numbering,
+  // and which items dependencies name (find_cuts).
   auto scan = [&](const std::vector<Item>& items) {
     for (const Item& it : items)
       for (const Dep& d : it.deps) {
@@ -492,6 +512,7 @@ std::shared_ptr<ScheduleBuilder::Analysis> ScheduleBuilder::analysis_of(const Ro
         const std::uint32_t id = d.label.id();
         if (referenced.size() <= id) referenced.resize(id + 1, 0);
         referenced[id] |= d.micro_batch == Dep::MicroBatch::EVERY ? LAST : ALWAYS;
+        a->note_named(it, d);
       }
   };
   for (const Chunk& c : role.chunks) {
