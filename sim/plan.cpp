@@ -422,14 +422,14 @@ namespace {
 // engine's predecessor counts need no special case for a repeated edge.
 void to_csr(std::size_t n, std::vector<std::pair<TaskId, TaskId>>& edges, std::vector<std::uint32_t>& offset,
             std::vector<TaskId>& succ) {
-  offset.assign(n + 1, 0);
-  for (const auto& e : edges) ++offset[e.first + 1];
-  for (std::size_t t = 0; t < n; ++t) offset[t + 1] += offset[t];
-  succ.assign(edges.size(), 0);
-  {
-    std::vector<std::uint32_t> fill(offset.begin(), offset.end() - 1);
-    for (const auto& e : edges) succ[fill[e.first]++] = e.second;
-  }
+  // Counted one row ahead (row t's count at t + 2), so that the scatter can advance row t's
+  // start at offset[t + 1] and leave it at row t + 1's, without a copy of the offsets.
+  offset.assign(n + 2, 0);
+  for (const auto& e : edges) ++offset[e.first + 2];
+  for (std::size_t t = 2; t <= n; ++t) offset[t] += offset[t - 1];
+  succ.resize(edges.size());
+  for (const auto& e : edges) succ[offset[e.first + 1]++] = e.second;
+  offset.pop_back();
   edges.clear();
   edges.shrink_to_fit();
   // Most tasks have one or two successors, mostly added in order: sorted and distinct, nothing

@@ -153,7 +153,17 @@ void keep_latest_per_stream(const std::vector<std::int16_t>& stream_of_step, std
   thread_local std::vector<std::pair<int, StepDep>> keyed;
   keyed.clear();
   for (const StepDep& d : deps) keyed.emplace_back(stream_of(d), d);
-  std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+  // Most steps have a handful of waits: sorted by insertion, not std::sort's calls. Only
+  // equal entries tie, so the order is std::sort's either way.
+  auto insertion_sort = [](auto& v, auto before) {
+    if (v.size() > 32) {
+      std::sort(v.begin(), v.end(), before);
+      return;
+    }
+    for (std::size_t i = 1; i < v.size(); ++i)
+      for (std::size_t j = i; j > 0 && before(v[j], v[j - 1]); --j) std::swap(v[j], v[j - 1]);
+  };
+  insertion_sort(keyed, [&](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first < b.first;
     return rank(a.second) > rank(b.second);
   });
@@ -164,7 +174,7 @@ void keep_latest_per_stream(const std::vector<std::int16_t>& stream_of_step, std
     if (s < 0 && i > 0 && keyed[i - 1].second == keyed[i].second) continue;
     deps.push_back(keyed[i].second);
   }
-  std::sort(deps.begin(), deps.end(), [&](const StepDep& a, const StepDep& b) { return rank(a) < rank(b); });
+  insertion_sort(deps, [&](const StepDep& a, const StepDep& b) { return rank(a) < rank(b); });
 }
 
 }  // namespace
