@@ -218,8 +218,8 @@ struct ScheduleBuilder::Analysis {
       label_slot[id] = static_cast<std::int32_t>(how.size());
       how.emplace_back(2 * layer_slots, 0);
     }
-    how[static_cast<std::size_t>(label_slot[id])][static_cast<std::size_t>(d.direction) * layer_slots +
-                                                  static_cast<std::size_t>(layer + 1)] |= d.on == Dep::On::END ? END : START;
+    const std::size_t at = static_cast<std::size_t>(d.direction) * layer_slots + static_cast<std::size_t>(layer + 1);
+    how[static_cast<std::size_t>(label_slot[id])][at] |= d.on == Dep::On::END ? END : START;
   }
   // Per template cut into pieces: the first item of each piece, then the template's size
   // (emit_body; found once for the stages that share this analysis).
@@ -427,15 +427,17 @@ void ScheduleBuilder::find_cuts() {
     // The analysis is another stage's (the same lists but for their layers): the table again
     // for this one's.
     analysis_->start_named(role_);
-    for (const Chunk& c : role_.chunks)
-      for (const auto* items : {&c.forward, &c.backward})
-        for (const Item& it : *items)
-          for (const Dep& d : it.deps)
-            if (d.target == Dep::Target::ITEM && d.micro_batch != Dep::MicroBatch::ITERATION) analysis_->note_named(it, d);
-    for (const auto* l : {&role_.prologue, &role_.floating, &role_.tail, &role_.transfers})
-      for (const Item& it : *l)
+    auto scan = [&](const std::vector<Item>& items) {
+      for (const Item& it : items)
         for (const Dep& d : it.deps)
-          if (d.target == Dep::Target::ITEM && d.micro_batch != Dep::MicroBatch::ITERATION) analysis_->note_named(it, d);
+          if (d.target == Dep::Target::ITEM && d.micro_batch != Dep::MicroBatch::ITERATION)
+            analysis_->note_named(it, d);
+    };
+    for (const Chunk& c : role_.chunks) {
+      scan(c.forward);
+      scan(c.backward);
+    }
+    for (const auto* l : {&role_.prologue, &role_.floating, &role_.tail, &role_.transfers}) scan(*l);
   }
   const std::int32_t top_layer = analysis_->top_layer;
   const auto layer_slots = static_cast<std::size_t>(top_layer) + 2;
@@ -771,7 +773,8 @@ void ScheduleBuilder::tail() {
   // Each step's stream, looked up once: most steps' waits are sorted by it.
   std::vector<std::int16_t> stream_of_step(steps.size());
   for (std::size_t s = 0; s < steps.size(); ++s)
-    stream_of_step[s] = steps[s].kind == Step::Kind::RECV ? std::int16_t{-1} : std::int16_t{role_.item(steps[s]).stream};
+    stream_of_step[s] = steps[s].kind == Step::Kind::RECV ? std::int16_t{-1}
+                                                          : std::int16_t{role_.item(steps[s]).stream};
   for (std::uint32_t s = 0; s < steps.size(); ++s) {
     Step& st = steps[s];
     st.deps_begin = st.deps_end = static_cast<std::uint32_t>(role_.step_deps.size());

@@ -43,8 +43,10 @@ inline void recompute_in_segments(Program& program, std::int64_t k) {
       forward_of_segment.resize(segment_begin.empty() ? 0 : segment_begin.back());
       {
         std::vector<std::uint32_t> fill(segment_begin);
-        for (std::uint32_t j = 0; j < original.size(); ++j)
-          if (is_layer(original[j].layer)) forward_of_segment[fill[static_cast<std::size_t>(segment_of(original[j].layer))]++] = j;
+        for (std::uint32_t j = 0; j < original.size(); ++j) {
+          if (!is_layer(original[j].layer)) continue;
+          forward_of_segment[fill[static_cast<std::size_t>(segment_of(original[j].layer))]++] = j;
+        }
       }
       const std::size_t segments = segment_begin.empty() ? 0 : segment_begin.size() - 1;
       static const Label RECOMPUTE("recompute");
