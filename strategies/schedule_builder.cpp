@@ -181,6 +181,22 @@ void keep_latest_per_stream(const std::vector<std::int16_t>& stream_of_step, std
 
 namespace {
 enum : std::uint8_t { ALWAYS = 1, FIRST = 2, LAST = 4 };  // which runs of a template are open
+
+// Every dependency of a role's items that names an item (Dep::Target::ITEM): its templates'
+// items, then its per-iteration lists', in that order.
+template <class Visit>
+void for_each_item_dep(const Role& role, Visit&& visit) {
+  auto scan = [&](const std::vector<Item>& items) {
+    for (const Item& it : items)
+      for (const Dep& d : it.deps)
+        if (d.target == Dep::Target::ITEM) visit(it, d);
+  };
+  for (const Chunk& c : role.chunks) {
+    scan(c.forward);
+    scan(c.backward);
+  }
+  for (const auto* l : {&role.prologue, &role.floating, &role.tail, &role.transfers}) scan(*l);
+}
 enum : std::uint8_t { END = 1, START = 2 };                // how a dependency names an item
 }  // namespace
 
@@ -427,17 +443,9 @@ void ScheduleBuilder::find_cuts() {
     // The analysis is another stage's (the same lists but for their layers): the table again
     // for this one's.
     analysis_->start_named(role_);
-    auto scan = [&](const std::vector<Item>& items) {
-      for (const Item& it : items)
-        for (const Dep& d : it.deps)
-          if (d.target == Dep::Target::ITEM && d.micro_batch != Dep::MicroBatch::ITERATION)
-            analysis_->note_named(it, d);
-    };
-    for (const Chunk& c : role_.chunks) {
-      scan(c.forward);
-      scan(c.backward);
-    }
-    for (const auto* l : {&role_.prologue, &role_.floating, &role_.tail, &role_.transfers}) scan(*l);
+    for_each_item_dep(role_, [&](const Item& it, const Dep& d) {
+      if (d.micro_batch != Dep::MicroBatch::ITERATION) analysis_->note_named(it, d);
+    });
   }
   const std::int32_t top_layer = analysis_->top_layer;
   const auto layer_slots = static_cast<std::size_t>(top_layer) + 2;
@@ -515,23 +523,14 @@ std::shared_ptr<ScheduleBuilder::Analysis> ScheduleBuilder::analysis_of(const Ro
   std::vector<std::uint8_t> referenced;  // by Label::id: how
   // One pass over every dependency: how each label is referenced, the Resolver's numbering,
   // and which items dependencies name (find_cuts).
-  auto scan = [&](const std::vector<Item>& items) {
-    for (const Item& it : items)
-      for (const Dep& d : it.deps) {
-        if (d.target != Dep::Target::ITEM) continue;
-        name_label(a->labels, d.label);
-        if (d.micro_batch == Dep::MicroBatch::ITERATION) continue;
-        const std::uint32_t id = d.label.id();
-        if (referenced.size() <= id) referenced.resize(id + 1, 0);
-        referenced[id] |= d.micro_batch == Dep::MicroBatch::EVERY ? LAST : ALWAYS;
-        a->note_named(it, d);
-      }
-  };
-  for (const Chunk& c : role.chunks) {
-    scan(c.forward);
-    scan(c.backward);
-  }
-  for (const auto* l : {&role.prologue, &role.floating, &role.tail, &role.transfers}) scan(*l);
+  for_each_item_dep(role, [&](const Item& it, const Dep& d) {
+    name_label(a->labels, d.label);
+    if (d.micro_batch == Dep::MicroBatch::ITERATION) return;
+    const std::uint32_t id = d.label.id();
+    if (referenced.size() <= id) referenced.resize(id + 1, 0);
+    referenced[id] |= d.micro_batch == Dep::MicroBatch::EVERY ? LAST : ALWAYS;
+    a->note_named(it, d);
+  });
   // How a template is open, and the streams its items use (one pass over its items).
   std::array<bool, 256> used{};  // by stream id (a std::uint8_t)
   auto openness = [&](const std::vector<Item>& items) {
