@@ -815,8 +815,27 @@ void Lowering::simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_ea
     recent[next_recent++ % recent.size()] = {&need, t};
     return t;
   };
+  // The stage's row of segment prices, held here for the many items of the group (pricing a
+  // missing segment may grow it, so it is found again after a miss).
+  const sim::Time* prices = nullptr;
+  std::size_t priced = 0;
+  auto find_prices = [&] {
+    if (static_cast<std::size_t>(c.stage) >= compute_cache_.size()) return;
+    const std::vector<sim::Time>& row = compute_cache_[static_cast<std::size_t>(c.stage)];
+    prices = row.data();
+    priced = row.size();
+  };
+  find_prices();
   auto duration = [&](const Item& it) {
-    return it.kind == Item::Kind::COMPUTE ? compute_time(it, c.stage) : price(it.collective);
+    if (it.kind != Item::Kind::COMPUTE) return price(it.collective);
+    const std::size_t slot = std::size_t{it.segment} * COST_KINDS + static_cast<std::size_t>(it.cost);
+    if (slot >= priced || prices[slot].ps < 0) {
+      const sim::Time t = compute_time(it, c.stage);
+      find_prices();
+      return t;
+    }
+    if (it.fraction == 1.0) return prices[slot];
+    return sim::Time::from_seconds(prices[slot].seconds() * it.fraction);
   };
   for (std::uint32_t k = 0; k < n; ++k) {
     const Item& it = item_at(k);
