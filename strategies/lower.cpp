@@ -834,6 +834,8 @@ void Lowering::simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_ea
       find_prices();
       return t;
     }
+    // compute_time's scaling, repeated: as one helper for both it moved GCC's inlining of
+    // the fold (+1.3 % instructions).
     if (it.fraction == 1.0) return prices[slot];
     return sim::Time::from_seconds(prices[slot].seconds() * it.fraction);
   };

@@ -197,7 +197,7 @@ void for_each_item_dep(const Role& role, Visit&& visit) {
   }
   for (const auto* l : {&role.prologue, &role.floating, &role.tail, &role.transfers}) scan(*l);
 }
-enum : std::uint8_t { END = 1, START = 2 };                // how a dependency names an item
+enum : std::uint8_t { END = 1, START = 2 };  // how a dependency names an item
 }  // namespace
 
 struct ScheduleBuilder::Analysis {

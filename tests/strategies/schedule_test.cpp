@@ -217,7 +217,6 @@ TEST(Schedule, AnOpenRunGoesInPiecesCutWhereItsItemsAreNamed) {
   }
 }
 
-}  // namespace
 // The stages restored from one (Role::restored_from) share the schedule's analysis of their
 // lists, and with it the table of which items dependencies name, found at the layers of the
 // stage it was made for. A stage that cuts its runs after another stage of the restoration
@@ -266,4 +265,5 @@ TEST(Schedule, ARestoredStageCutsItsRunsAtItsOwnLayers) {
   EXPECT_GT(pieces, 8u) << "each stage's first forward and last backward go in pieces";
 }
 
+}  // namespace
 }  // namespace trainsim::strategies
