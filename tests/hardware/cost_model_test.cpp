@@ -82,14 +82,34 @@ TEST(CostModel, SmallGemmUsesTheCurve) {
   EXPECT_NEAR(m.seconds(k), k.flops / 676.6e12, 1e-5 * k.flops / 676.6e12);
 }
 
-// In-situ GEMM efficiency on A100 (tiling 256 × 128 in waves of 108; the curve's points
+// The A100 as it shipped before it derived its GEMM curve from our H100 measurement: the
+// published H100 square-GEMM sweep scaled to the A100's MAMF (N = 1024 … 8192: 0.193211,
+// 0.740241, 0.862885, 0.869231) with cuBLAS's 256 × 128 tiles. Its points are known by hand,
+// and the N = 4096 point is capped by the plateau, which the shipped curve's points are not.
+GpuProfile published_a100() {
+  GpuProfile p = *find_profile("a100-80gb");
+  auto* curve = p.mutable_gemm_efficiency();
+  curve->clear_point();
+  const double n[] = {1024, 2048, 4096, 8192}, e[] = {0.193211, 0.740241, 0.862885, 0.869231};
+  for (int i = 0; i < 4; ++i) {
+    auto* pt = curve->add_point();
+    pt->set_x(2 * n[i] * n[i] * n[i]);
+    pt->set_efficiency(e[i]);
+  }
+  p.mutable_gemm_tile_rows()->set_value(256);
+  p.mutable_gemm_tile_cols()->set_value(128);
+  p.mutable_gemm_curve_sm_count()->set_value(132);
+  return p;
+}
+
+// GEMM efficiency in a layer's shape on A100 (tiling 256 × 128 in waves of 108; the curve's points
 // were measured on H100's 132 SMs). The fc1 GEMM of GPT-39B at tensor 8, 2048 tokens:
 // m 2048, n 4096, k 8192, 2^37 FLOPs = the curve's N = 4096 point. Full-wave efficiency
 // there: 0.862885 measured at N = 4096 on 132 SMs, where 16 · 32 = 512 tiles take 4 waves
 // (528 slots), so 0.862885 · 528/512 = 0.88985, capped at the plateau 0.869231 (the
 // best-shape MAMF). The shape's own quantization: 256 tiles in 3 waves of 108 = 256/324.
 TEST(CostModel, GemmShapeQuantizesIntoWavesOverTheSms) {
-  const auto m = model("a100-80gb");
+  const CostModel m(published_a100());
   Kernel k;
   k.cls = KernelClass::GEMM;
   k.dtype = Dtype::FP16;
@@ -110,6 +130,30 @@ TEST(CostModel, GemmShapeQuantizesIntoWavesOverTheSms) {
   sq.flops = 2.0 * 2048 * 2048 * 2048;
   sq.m = sq.n = sq.k = 2048;
   EXPECT_NEAR(m.achieved_flops(sq), 312e12 * 0.740241 * 132 / 128 * 128 / 216, 1e3);
+}
+
+// The shipped A100 curve: our H100 measurement's shape model at square N (64 × 64 tiles on
+// 132 SMs) × 1.082025, the A100/H100 MAMF ratio, re-quantized on the A100's 108 SMs with the
+// same tiles. GPT-39B's fc1 at tensor 8 (m 2048, n 4096, k 8192, 2^37 FLOPs) is the N = 4096
+// point, 0.736066: there 64 · 64 = 4096 tiles took 32 waves of 132 (4224 slots), so its full
+// waves run at 0.736066 · 4224/4096 = 0.75907, under the plateau 0.792831. On the A100 the
+// fc1's 32 · 64 = 2048 tiles take 19 waves of 108: 2048/2052.
+TEST(CostModel, DerivedA100CurveRequantizesWithTheTilesItWasFittedWith) {
+  const auto m = model("a100-80gb");
+  Kernel k;
+  k.cls = KernelClass::GEMM;
+  k.dtype = Dtype::FP16;
+  k.flops = 2.0 * 2048 * 4096 * 8192;
+  k.m = 2048;
+  k.n = 4096;
+  k.k = 8192;
+  EXPECT_NEAR(m.achieved_flops(k), 312e12 * 0.736066 * 4224 / 4096 * 2048 / 2052, 1e3);
+  // A 2048³ GEMM: 1024 tiles in 8 waves of 132 (1056 slots) where measured, 10 waves of 108
+  // (1080) on the A100.
+  Kernel sq = k;
+  sq.flops = 2.0 * 2048 * 2048 * 2048;
+  sq.m = sq.n = sq.k = 2048;
+  EXPECT_NEAR(m.achieved_flops(sq), 312e12 * 0.609071 * 1056 / 1024 * 1024 / 1080, 1e3);
 }
 
 // A profile without a tiling (sm_count 0, e.g. one built in code) reads the curve by FLOPs
