@@ -2,6 +2,7 @@
 
 #include "calibration/least_squares.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -30,6 +31,21 @@ Terms terms(const GemmShape& s, int sms, double peak, int tile_m, int tile_n) {
 double GemmModel::predict(const GemmShape& s) const {
   Terms t = terms(s, sms, peak_flops, tile_m, tile_n);
   return launch_s + t.padded / efficiency + wave_s * t.waves + s_per_byte * t.bytes;
+}
+
+double square_efficiency(const GemmModel& m, int n) {
+  const GemmShape s{1, n, n, n};
+  return std::min(1.0, s.flops() / (m.predict(s) * m.peak_flops));
+}
+
+GemmModel transfer_gemm(const GemmModel& measured, int sms, double peak_flops, double efficiency_ratio) {
+  if (sms <= 0 || !(peak_flops > 0) || !(efficiency_ratio > 0))
+    throw std::invalid_argument("transfer_gemm: SM count, peak and efficiency ratio must be positive");
+  GemmModel m = measured;
+  m.sms = sms;
+  m.peak_flops = peak_flops;
+  m.efficiency = std::min(1.0, measured.efficiency * efficiency_ratio);
+  return m;
 }
 
 GemmModel fit_gemm(const std::vector<GemmMeasurement>& data, int sms, double peak_flops) {

@@ -37,6 +37,16 @@ struct GemmModel {
   [[nodiscard]] double predict(const GemmShape& s) const;
 };
 
+// The model's efficiency on a square N × N × N GEMM (x = 2N³ on the cost model's gemm_flops
+// curve): its FLOPs over the predicted time at the peak, at most 1.
+[[nodiscard]] double square_efficiency(const GemmModel& m, int n);
+
+// A measured model carried to a GPU that has no measurement of its own: that GPU's SMs and
+// peak, the measured launch, per-wave and per-byte terms as they are (they are times, not
+// rates), and the full-wave efficiency times `efficiency_ratio`, the ratio of the two GPUs'
+// best-shape efficiencies (maximum achievable matmul FLOPS over peak), at most 1.
+[[nodiscard]] GemmModel transfer_gemm(const GemmModel& measured, int sms, double peak_flops, double efficiency_ratio);
+
 // Fits the model to measurements of one dtype on one GPU (`sms` streaming multiprocessors,
 // `peak_flops` its dense tensor peak for the dtype). Needs at least 4 measurements.
 [[nodiscard]] GemmModel fit_gemm(const std::vector<GemmMeasurement>& data, int sms, double peak_flops);

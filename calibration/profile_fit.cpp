@@ -322,10 +322,9 @@ std::string fit_gemm_into(const std::string& dtype, const std::vector<GemmMeasur
   for (int n : kCurveSizes) {
     if (n > reach && largest > 0) break;
     largest = n;
-    GemmShape s{1, n, n, n};
     auto* pt = curve->add_point();
-    pt->set_x(s.flops());
-    pt->set_efficiency(std::min(1.0, s.flops() / (m.predict(s) * peak)));
+    pt->set_x(GemmShape{1, n, n, n}.flops());
+    pt->set_efficiency(square_efficiency(m, n));
   }
   // The points are the fitted model's at square shapes, so they carry its tiles'
   // quantization on the measured GPU's SMs: the cost model divides it out by these.

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -185,6 +186,51 @@ TEST(MeasuredGpus, ShippedHopperGemmCurvesAreTheFitsOfTheRecordedTables) {
       EXPECT_EQ(shipped->dtype_gemm_efficiency(i).tile_rows(), out.profile.dtype_gemm_efficiency(i).tile_rows());
       same_points(shipped->dtype_gemm_efficiency(i).curve(), out.profile.dtype_gemm_efficiency(i).curve());
     }
+  }
+}
+
+// The GPUs without a GEMM measurement of their own take the H100's fitted shape model on
+// their own SMs and peak (transfer_gemm): the measured launch and per-wave times as they are,
+// the full-wave efficiency times the ratio of the two GPUs' best-shape MAMF efficiencies
+// (reference §4.1: A100 271.2 of 312, B200 1745 of 2250, H100 794.5 of 989; the V100, which has
+// none, a stand-in with the A100's). Each shipped curve is that model at the square shapes,
+// with the H100 fit's tiles and its own GPU's SM count.
+TEST(MeasuredGpus, DerivedGemmCurvesAreTheH100ModelOnTheirOwnGpu) {
+  const auto h100 = hardware::find_profile("h100-sxm");
+  ASSERT_TRUE(h100);
+  const hardware::GemmShapeFit* bf16 = nullptr;
+  for (const auto& f : h100->gemm_fit())
+    if (f.dtype() == "bf16") bf16 = &f;
+  ASSERT_NE(bf16, nullptr);
+  const GemmModel measured{bf16->sms(),      h100->peak_bf16_flops().value(), bf16->tile_m(), bf16->tile_n(),
+                           bf16->launch_s(), bf16->efficiency(),             bf16->wave_s(), bf16->s_per_byte()};
+  // The stored fit is the H100's curve: the same model at the same squares.
+  ASSERT_EQ(h100->gemm_efficiency().point_size(), static_cast<int>(std::size(kCurveSizes)));
+  for (int i = 0; i < h100->gemm_efficiency().point_size(); ++i)
+    EXPECT_NEAR(square_efficiency(measured, kCurveSizes[i]), h100->gemm_efficiency().point(i).efficiency(), 1e-12);
+  const double h100_mamf = 794.5 / 989, a100 = (271.2 / 312) / h100_mamf, b200 = (1745.0 / 2250) / h100_mamf;
+  struct Derived {
+    const char* name;
+    double peak, ratio;
+  };
+  for (const Derived& d : {Derived{"a100-80gb", 312e12, a100}, Derived{"a100-40gb", 312e12, a100},
+                           Derived{"b200", 2250e12, b200}, Derived{"v100-32gb", 125e12, a100}}) {
+    SCOPED_TRACE(d.name);
+    const auto p = hardware::find_profile(d.name);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->peak_fp16_flops().value(), d.peak);
+    const int sms = static_cast<int>(p->sm_count().value());
+    const GemmModel there = transfer_gemm(measured, sms, d.peak, d.ratio);
+    const auto& curve = p->gemm_efficiency();
+    ASSERT_EQ(curve.point_size(), static_cast<int>(std::size(kCurveSizes)));
+    for (int i = 0; i < curve.point_size(); ++i) {
+      const double n = kCurveSizes[i];
+      EXPECT_DOUBLE_EQ(curve.point(i).x(), 2 * n * n * n);
+      EXPECT_NEAR(curve.point(i).efficiency(), square_efficiency(there, kCurveSizes[i]), 5e-7) << "N = " << n;
+    }
+    EXPECT_EQ(p->gemm_tile_rows().value(), bf16->tile_m());
+    EXPECT_EQ(p->gemm_tile_cols().value(), bf16->tile_n());
+    EXPECT_EQ(p->gemm_curve_sm_count().value(), sms);
   }
 }
 

@@ -132,12 +132,12 @@ TEST(CostModel, GemmShapeQuantizesIntoWavesOverTheSms) {
   EXPECT_NEAR(m.achieved_flops(sq), 312e12 * 0.740241 * 132 / 128 * 128 / 216, 1e3);
 }
 
-// The shipped A100 curve: our H100 measurement's shape model at square N (64 × 64 tiles on
-// 132 SMs) × 1.082025, the A100/H100 MAMF ratio, re-quantized on the A100's 108 SMs with the
-// same tiles. GPT-39B's fc1 at tensor 8 (m 2048, n 4096, k 8192, 2^37 FLOPs) is the N = 4096
-// point, 0.736066: there 64 · 64 = 4096 tiles took 32 waves of 132 (4224 slots), so its full
-// waves run at 0.736066 · 4224/4096 = 0.75907, under the plateau 0.792831. On the A100 the
-// fc1's 32 · 64 = 2048 tiles take 19 waves of 108: 2048/2052.
+// The shipped A100 curve: our H100 measurement's shape model carried to the A100 (its 108
+// SMs and peak; tests/calibration/measured_gpus_test.cpp) at square N, in 64 × 64 tiles.
+// GPT-39B's fc1 at tensor 8 (m 2048, n 4096, k 8192, 2^37 FLOPs) is the N = 4096 point,
+// 0.781663: there 64 · 64 = 4096 tiles took 38 waves of 108 (4104 slots), so full waves run
+// at 0.781663 · 4104/4096 = 0.78319, under the plateau 0.796486. The fc1's own 32 · 64 = 2048
+// tiles take 19 waves: 2048/2052.
 TEST(CostModel, DerivedA100CurveRequantizesWithTheTilesItWasFittedWith) {
   const auto m = model("a100-80gb");
   Kernel k;
@@ -147,13 +147,20 @@ TEST(CostModel, DerivedA100CurveRequantizesWithTheTilesItWasFittedWith) {
   k.m = 2048;
   k.n = 4096;
   k.k = 8192;
-  EXPECT_NEAR(m.achieved_flops(k), 312e12 * 0.736066 * 4224 / 4096 * 2048 / 2052, 1e3);
-  // A 2048³ GEMM: 1024 tiles in 8 waves of 132 (1056 slots) where measured, 10 waves of 108
-  // (1080) on the A100.
+  EXPECT_NEAR(m.achieved_flops(k), 312e12 * 0.781663 * 4104 / 4096 * 2048 / 2052, 1e3);
+  // A 2048³ GEMM is its own point, 0.691840: its quantization, 1024 tiles in 10 waves (1080
+  // slots), divided out and applied again.
   Kernel sq = k;
   sq.flops = 2.0 * 2048 * 2048 * 2048;
   sq.m = sq.n = sq.k = 2048;
-  EXPECT_NEAR(m.achieved_flops(sq), 312e12 * 0.609071 * 1056 / 1024 * 1024 / 1080, 1e3);
+  EXPECT_NEAR(m.achieved_flops(sq), 312e12 * 0.691840, 1e3);
+  // A 2048 × 2048 × 4096 GEMM reads the curve between the two points, in log2 FLOPs, a third
+  // of the way, with the 2048³ GEMM's quantization: 1024 tiles in 10 waves of 108.
+  Kernel mid = sq;
+  mid.flops = 2.0 * 2048 * 2048 * 4096;
+  mid.k = 4096;
+  const double full_2048 = 0.691840 * 1080 / 1024, full_4096 = 0.781663 * 4104 / 4096;
+  EXPECT_NEAR(m.achieved_flops(mid), 312e12 * (full_2048 + (full_4096 - full_2048) / 3) * 1024 / 1080, 1e3);
 }
 
 // A profile without a tiling (sm_count 0, e.g. one built in code) reads the curve by FLOPs
