@@ -38,13 +38,15 @@ double square_efficiency(const GemmModel& m, int n) {
   return std::min(1.0, s.flops() / (m.predict(s) * m.peak_flops));
 }
 
-GemmModel transfer_gemm(const GemmModel& measured, int sms, double peak_flops, double efficiency_ratio) {
-  if (sms <= 0 || !(peak_flops > 0) || !(efficiency_ratio > 0))
-    throw std::invalid_argument("transfer_gemm: SM count, peak and efficiency ratio must be positive");
+GemmModel transfer_gemm(const GemmModel& measured, int sms, double peak_flops, double efficiency_ratio,
+                        double bandwidth_ratio) {
+  if (sms <= 0 || !(peak_flops > 0) || !(efficiency_ratio > 0) || !(bandwidth_ratio > 0))
+    throw std::invalid_argument("transfer_gemm: SM count, peak, efficiency and bandwidth ratios must be positive");
   GemmModel m = measured;
   m.sms = sms;
   m.peak_flops = peak_flops;
   m.efficiency = std::min(1.0, measured.efficiency * efficiency_ratio);
+  m.s_per_byte = measured.s_per_byte / bandwidth_ratio;
   return m;
 }
 

@@ -42,10 +42,12 @@ struct GemmModel {
 [[nodiscard]] double square_efficiency(const GemmModel& m, int n);
 
 // A measured model carried to a GPU that has no measurement of its own: that GPU's SMs and
-// peak, the measured launch, per-wave and per-byte terms as they are (they are times, not
-// rates), and the full-wave efficiency times `efficiency_ratio`, the ratio of the two GPUs'
-// best-shape efficiencies (maximum achievable matmul FLOPS over peak), at most 1.
-[[nodiscard]] GemmModel transfer_gemm(const GemmModel& measured, int sms, double peak_flops, double efficiency_ratio);
+// peak; the measured launch and per-wave times as they are (times, not rates); the per-byte
+// time divided by `bandwidth_ratio`, the GPU's HBM bandwidth over the measured one's; and the
+// full-wave efficiency times `efficiency_ratio`, the ratio of the two GPUs' best-shape
+// efficiencies (maximum achievable matmul FLOPS over peak), at most 1.
+[[nodiscard]] GemmModel transfer_gemm(const GemmModel& measured, int sms, double peak_flops, double efficiency_ratio,
+                                      double bandwidth_ratio);
 
 // Fits the model to measurements of one dtype on one GPU (`sms` streaming multiprocessors,
 // `peak_flops` its dense tensor peak for the dtype). Needs at least 4 measurements.

@@ -93,24 +93,27 @@ TEST(GemmFit, CsvErrorsNameLineAndField) {
 }
 
 // A model carried to another GPU keeps its times and tiles, takes that GPU's SMs and peak,
-// and scales its full-wave efficiency, never past 1. A 4096³ GEMM in 64 × 64 tiles: 4096
-// tiles, 38 waves of 108 (4104 slots): launch 5 us + 38 waves · 0.2 us + 2 · 4104 · 64² · 4096
-// FLOPs of padded work at 0.8 · 1.5 = 1.2 → 1 of 312 TFLOP/s.
-TEST(GemmFit, TransferKeepsTimesAndScalesTheEfficiency) {
-  const GemmModel measured{132, 989e12, 64, 64, 5e-6, 0.8, 0.2e-6, 0};
-  const GemmModel a100 = transfer_gemm(measured, 108, 312e12, 1.5);
+// divides its per-byte time by the bandwidth ratio and scales its full-wave efficiency,
+// never past 1. A 4096³ GEMM in 64 × 64 tiles: 4096 tiles, 38 waves of 108 (4104 slots):
+// launch 5 us + 38 waves · 0.2 us + 2 · 4104 · 64² · 4096 FLOPs of padded work at
+// 0.8 · 1.5 = 1.2 → 1 of 312 TFLOP/s + 2 · 3 · 4096² operand bytes at 1e-15 s / 0.5.
+TEST(GemmFit, TransferKeepsTimesAndScalesTheRates) {
+  const GemmModel measured{132, 989e12, 64, 64, 5e-6, 0.8, 0.2e-6, 1e-15};
+  const GemmModel a100 = transfer_gemm(measured, 108, 312e12, 1.5, 0.5);
   EXPECT_EQ(a100.sms, 108);
   EXPECT_EQ(a100.tile_m, 64);
   EXPECT_DOUBLE_EQ(a100.launch_s, 5e-6);
   EXPECT_DOUBLE_EQ(a100.wave_s, 0.2e-6);
   EXPECT_DOUBLE_EQ(a100.efficiency, 1.0);
-  const double t = 5e-6 + 38 * 0.2e-6 + 2.0 * 4104 * 64 * 64 * 4096 / 312e12;
+  EXPECT_DOUBLE_EQ(a100.s_per_byte, 2e-15);
+  const double t = 5e-6 + 38 * 0.2e-6 + 2.0 * 4104 * 64 * 64 * 4096 / 312e12 + 2e-15 * 2 * 3 * 4096.0 * 4096;
   EXPECT_NEAR(a100.predict(GemmShape{1, 4096, 4096, 4096}), t, 1e-12);
   EXPECT_NEAR(square_efficiency(a100, 4096), 2.0 * 4096 * 4096 * 4096 / (t * 312e12), 1e-12);
-  EXPECT_DOUBLE_EQ(transfer_gemm(measured, 108, 312e12, 0.5).efficiency, 0.4);
-  EXPECT_THROW((void)transfer_gemm(measured, 0, 312e12, 1.0), std::invalid_argument);
-  EXPECT_THROW((void)transfer_gemm(measured, 108, 0, 1.0), std::invalid_argument);
-  EXPECT_THROW((void)transfer_gemm(measured, 108, 312e12, 0), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(transfer_gemm(measured, 108, 312e12, 0.5, 1).efficiency, 0.4);
+  EXPECT_THROW((void)transfer_gemm(measured, 0, 312e12, 1, 1), std::invalid_argument);
+  EXPECT_THROW((void)transfer_gemm(measured, 108, 0, 1, 1), std::invalid_argument);
+  EXPECT_THROW((void)transfer_gemm(measured, 108, 312e12, 0, 1), std::invalid_argument);
+  EXPECT_THROW((void)transfer_gemm(measured, 108, 312e12, 1, 0), std::invalid_argument);
 }
 
 }  // namespace

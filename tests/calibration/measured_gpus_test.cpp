@@ -189,47 +189,78 @@ TEST(MeasuredGpus, ShippedHopperGemmCurvesAreTheFitsOfTheRecordedTables) {
   }
 }
 
-// The GPUs without a GEMM measurement of their own take the H100's fitted shape model on
-// their own SMs and peak (transfer_gemm): the measured launch and per-wave times as they are,
-// the full-wave efficiency times the ratio of the two GPUs' best-shape MAMF efficiencies
-// (reference §4.1: A100 271.2 of 312, B200 1745 of 2250, H100 794.5 of 989; the V100, which has
-// none, a stand-in with the A100's). Each shipped curve is that model at the square shapes,
-// with the H100 fit's tiles and its own GPU's SM count.
-TEST(MeasuredGpus, DerivedGemmCurvesAreTheH100ModelOnTheirOwnGpu) {
+// The GPUs without a GEMM measurement of their own take the H100's fitted shape models on
+// their own SMs and peaks (transfer_gemm): the measured launch and per-wave times as they are,
+// the per-byte time over the ratio of HBM bandwidths, the full-wave efficiency times the ratio
+// of the two GPUs' best-shape MAMF efficiencies (reference §4.1: A100 271.2 of 312, B200 1745
+// of 2250 and FP8 3432.5 of 4500, H100 794.5 of 989 and FP8 1402.6 of 1979; FP16 as BF16,
+// their peaks being the same; the V100, which has none, a stand-in with the A100's on the
+// H100's FP16 model, FP16 being its tensor dtype). Each shipped curve is that model at the
+// square shapes, with the H100 fit's tiles and its own GPU's SM count.
+TEST(MeasuredGpus, DerivedGemmCurvesAreTheH100ModelsOnTheirOwnGpu) {
   const auto h100 = hardware::find_profile("h100-sxm");
   ASSERT_TRUE(h100);
-  const hardware::GemmShapeFit* bf16 = nullptr;
-  for (const auto& f : h100->gemm_fit())
-    if (f.dtype() == "bf16") bf16 = &f;
-  ASSERT_NE(bf16, nullptr);
-  const GemmModel measured{bf16->sms(),      h100->peak_bf16_flops().value(), bf16->tile_m(), bf16->tile_n(),
-                           bf16->launch_s(), bf16->efficiency(),             bf16->wave_s(), bf16->s_per_byte()};
-  // The stored fit is the H100's curve: the same model at the same squares.
+  const auto measured = [&](const std::string& dtype, double peak) {
+    for (const auto& f : h100->gemm_fit())
+      if (f.dtype() == dtype)
+        return GemmModel{f.sms(),        peak,         f.tile_m(), f.tile_n(), f.launch_s(),
+                         f.efficiency(), f.wave_s(), f.s_per_byte()};
+    ADD_FAILURE() << "no H100 fit for " << dtype;
+    return GemmModel{};
+  };
+  // The stored BF16 fit is the H100's curve: the same model at the same squares.
   ASSERT_EQ(h100->gemm_efficiency().point_size(), static_cast<int>(std::size(kCurveSizes)));
   for (int i = 0; i < h100->gemm_efficiency().point_size(); ++i)
-    EXPECT_NEAR(square_efficiency(measured, kCurveSizes[i]), h100->gemm_efficiency().point(i).efficiency(), 1e-12);
+    EXPECT_NEAR(square_efficiency(measured("bf16", 989e12), kCurveSizes[i]),
+                h100->gemm_efficiency().point(i).efficiency(), 1e-12);
   const double h100_mamf = 794.5 / 989, a100 = (271.2 / 312) / h100_mamf, b200 = (1745.0 / 2250) / h100_mamf;
+  const double b200_fp8 = (3432.5 / 4500) / (1402.6 / 1979);
+  struct Curve {
+    const char* from;  // the H100 fit's dtype
+    const char* slot;  // "" for gemm_efficiency, else the dtype_gemm_efficiency entry
+    double h100_peak, peak, ratio;
+  };
   struct Derived {
     const char* name;
-    double peak, ratio;
+    std::vector<Curve> curves;
   };
-  for (const Derived& d : {Derived{"a100-80gb", 312e12, a100}, Derived{"a100-40gb", 312e12, a100},
-                           Derived{"b200", 2250e12, b200}, Derived{"v100-32gb", 125e12, a100}}) {
+  const Derived derived[] = {
+      {"a100-80gb", {{"bf16", "", 989e12, 312e12, a100}, {"fp16", "fp16", 989e12, 312e12, a100}}},
+      {"a100-40gb", {{"bf16", "", 989e12, 312e12, a100}, {"fp16", "fp16", 989e12, 312e12, a100}}},
+      {"b200",
+       {{"bf16", "", 989e12, 2250e12, b200},
+        {"fp16", "fp16", 989e12, 2250e12, b200},
+        {"fp8", "fp8", 1979e12, 4500e12, b200_fp8}}},
+      {"v100-32gb", {{"fp16", "", 989e12, 125e12, a100}}},
+  };
+  for (const Derived& d : derived) {
     SCOPED_TRACE(d.name);
     const auto p = hardware::find_profile(d.name);
     ASSERT_TRUE(p);
-    EXPECT_EQ(p->peak_fp16_flops().value(), d.peak);
     const int sms = static_cast<int>(p->sm_count().value());
-    const GemmModel there = transfer_gemm(measured, sms, d.peak, d.ratio);
-    const auto& curve = p->gemm_efficiency();
-    ASSERT_EQ(curve.point_size(), static_cast<int>(std::size(kCurveSizes)));
-    for (int i = 0; i < curve.point_size(); ++i) {
-      const double n = kCurveSizes[i];
-      EXPECT_DOUBLE_EQ(curve.point(i).x(), 2 * n * n * n);
-      EXPECT_NEAR(curve.point(i).efficiency(), square_efficiency(there, kCurveSizes[i]), 5e-7) << "N = " << n;
+    const double bandwidth = p->hbm_bytes_per_s().value() / h100->hbm_bytes_per_s().value();
+    EXPECT_EQ(p->dtype_gemm_efficiency_size() + 1, static_cast<int>(d.curves.size()));
+    for (const Curve& c : d.curves) {
+      SCOPED_TRACE(std::string(c.from) + " as " + (*c.slot ? c.slot : "gemm_efficiency"));
+      const GemmModel there = transfer_gemm(measured(c.from, c.h100_peak), sms, c.peak, c.ratio, bandwidth);
+      const hardware::EfficiencyCurve* curve = *c.slot ? nullptr : &p->gemm_efficiency();
+      for (const auto& e : p->dtype_gemm_efficiency())
+        if (e.dtype() == c.slot) {
+          curve = &e.curve();
+          EXPECT_EQ(e.tile_rows(), there.tile_m);
+          EXPECT_EQ(e.tile_cols(), there.tile_n);
+          EXPECT_EQ(e.curve_sm_count(), sms);
+        }
+      ASSERT_NE(curve, nullptr);
+      ASSERT_EQ(curve->point_size(), static_cast<int>(std::size(kCurveSizes)));
+      for (int i = 0; i < curve->point_size(); ++i) {
+        const double n = kCurveSizes[i];
+        EXPECT_DOUBLE_EQ(curve->point(i).x(), 2 * n * n * n);
+        EXPECT_NEAR(curve->point(i).efficiency(), square_efficiency(there, kCurveSizes[i]), 5e-7) << "N = " << n;
+      }
     }
-    EXPECT_EQ(p->gemm_tile_rows().value(), bf16->tile_m());
-    EXPECT_EQ(p->gemm_tile_cols().value(), bf16->tile_n());
+    EXPECT_EQ(p->gemm_tile_rows().value(), 64);
+    EXPECT_EQ(p->gemm_tile_cols().value(), 64);
     EXPECT_EQ(p->gemm_curve_sm_count().value(), sms);
   }
 }

@@ -85,7 +85,8 @@ TEST(CostModel, SmallGemmUsesTheCurve) {
 // The A100 as it shipped before it derived its GEMM curve from our H100 measurement: the
 // published H100 square-GEMM sweep scaled to the A100's MAMF (N = 1024 … 8192: 0.193211,
 // 0.740241, 0.862885, 0.869231) with cuBLAS's 256 × 128 tiles. Its points are known by hand,
-// and the N = 4096 point is capped by the plateau, which the shipped curve's points are not.
+// and the N = 4096 point is capped by the plateau, which the shipped curve's points are not;
+// no per-dtype curves, so its FP16 GEMMs read this one.
 GpuProfile published_a100() {
   GpuProfile p = *find_profile("a100-80gb");
   auto* curve = p.mutable_gemm_efficiency();
@@ -99,6 +100,7 @@ GpuProfile published_a100() {
   p.mutable_gemm_tile_rows()->set_value(256);
   p.mutable_gemm_tile_cols()->set_value(128);
   p.mutable_gemm_curve_sm_count()->set_value(132);
+  p.clear_dtype_gemm_efficiency();
   return p;
 }
 
@@ -142,7 +144,7 @@ TEST(CostModel, DerivedA100CurveRequantizesWithTheTilesItWasFittedWith) {
   const auto m = model("a100-80gb");
   Kernel k;
   k.cls = KernelClass::GEMM;
-  k.dtype = Dtype::FP16;
+  k.dtype = Dtype::BF16;
   k.flops = 2.0 * 2048 * 4096 * 8192;
   k.m = 2048;
   k.n = 4096;
@@ -161,6 +163,10 @@ TEST(CostModel, DerivedA100CurveRequantizesWithTheTilesItWasFittedWith) {
   mid.k = 4096;
   const double full_2048 = 0.691840 * 1080 / 1024, full_4096 = 0.781663 * 4104 / 4096;
   EXPECT_NEAR(m.achieved_flops(mid), 312e12 * (full_2048 + (full_4096 - full_2048) / 3) * 1024 / 1080, 1e3);
+  // FP16 GEMMs read the FP16 curve, derived alike from the H100's FP16 model: 2048³ at 0.653809.
+  Kernel half = sq;
+  half.dtype = Dtype::FP16;
+  EXPECT_NEAR(m.achieved_flops(half), 312e12 * 0.653809, 1e3);
 }
 
 // A profile without a tiling (sm_count 0, e.g. one built in code) reads the curve by FLOPs
