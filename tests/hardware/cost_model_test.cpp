@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -12,19 +13,18 @@ namespace {
 
 CostModel model(const std::string& name) { return CostModel(*find_profile(name)); }
 
-// These tests check the cost model's arithmetic on a curve whose points they know: the H100
-// profile as it shipped before it took its GEMM rates from our own measurement, with the
-// published square-GEMM sweep (N = 1024 … 8192: 176.6, 676.6, 788.7, 797.5 TFLOP/s, capped at
-// the MAMF 794.5) and cuBLAS's 256 × 128 tiles, and no per-dtype curves.
-GpuProfile published_h100() {
-  GpuProfile p = *find_profile("h100-sxm");
+// A shipped profile with the published H100 square-GEMM sweep's kind of curve: efficiencies
+// at N = 1024, 2048, 4096, 8192 measured on 132 SMs, cuBLAS's 256 × 128 tiles, and no
+// per-dtype curves or fits, so that every GEMM reads these four known points.
+GpuProfile with_square_sweep(const std::string& name, const double (&efficiency)[4]) {
+  GpuProfile p = *find_profile(name);
   auto* curve = p.mutable_gemm_efficiency();
   curve->clear_point();
-  const double n[] = {1024, 2048, 4096, 8192}, e[] = {0.178564, 0.684125, 0.797472, 0.803337};
+  const double n[] = {1024, 2048, 4096, 8192};
   for (int i = 0; i < 4; ++i) {
     auto* pt = curve->add_point();
     pt->set_x(2 * n[i] * n[i] * n[i]);
-    pt->set_efficiency(e[i]);
+    pt->set_efficiency(efficiency[i]);
   }
   p.mutable_gemm_tile_rows()->set_value(256);
   p.mutable_gemm_tile_cols()->set_value(128);
@@ -33,6 +33,12 @@ GpuProfile published_h100() {
   p.clear_gemm_fit();
   return p;
 }
+
+// These tests check the cost model's arithmetic on a curve whose points they know: the H100
+// profile as it shipped before it took its GEMM rates from our own measurement, with the
+// published square-GEMM sweep (N = 1024 … 8192: 176.6, 676.6, 788.7, 797.5 TFLOP/s, capped at
+// the MAMF 794.5).
+GpuProfile published_h100() { return with_square_sweep("h100-sxm", {0.178564, 0.684125, 0.797472, 0.803337}); }
 
 // A 16384^3 BF16 GEMM is past the last point of the H100 curve (plateau = MAMF 794.5/989),
 // and its 1.6 GB of operands take far less than its FLOPs: time = flops / (989e12 · 0.803337)
@@ -82,27 +88,23 @@ TEST(CostModel, SmallGemmUsesTheCurve) {
   EXPECT_NEAR(m.seconds(k), k.flops / 676.6e12, 1e-5 * k.flops / 676.6e12);
 }
 
+// A GEMM kernel of (m × k)·(k × n) with its FLOPs, as the ops give it to the cost model.
+Kernel gemm(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t k) {
+  Kernel g;
+  g.cls = KernelClass::GEMM;
+  g.dtype = dtype;
+  g.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  return g;
+}
+
 // The A100 as it shipped before it derived its GEMM curve from our H100 measurement: the
 // published H100 square-GEMM sweep scaled to the A100's MAMF (N = 1024 … 8192: 0.193211,
-// 0.740241, 0.862885, 0.869231) with cuBLAS's 256 × 128 tiles. Its points are known by hand,
-// and the N = 4096 point is capped by the plateau, which the shipped curve's points are not;
-// no per-dtype curves, so its FP16 GEMMs read this one.
-GpuProfile published_a100() {
-  GpuProfile p = *find_profile("a100-80gb");
-  auto* curve = p.mutable_gemm_efficiency();
-  curve->clear_point();
-  const double n[] = {1024, 2048, 4096, 8192}, e[] = {0.193211, 0.740241, 0.862885, 0.869231};
-  for (int i = 0; i < 4; ++i) {
-    auto* pt = curve->add_point();
-    pt->set_x(2 * n[i] * n[i] * n[i]);
-    pt->set_efficiency(e[i]);
-  }
-  p.mutable_gemm_tile_rows()->set_value(256);
-  p.mutable_gemm_tile_cols()->set_value(128);
-  p.mutable_gemm_curve_sm_count()->set_value(132);
-  p.clear_dtype_gemm_efficiency();
-  return p;
-}
+// 0.740241, 0.862885, 0.869231). Its N = 4096 point is capped by the plateau, which the
+// shipped curve's points are not; without per-dtype curves its FP16 GEMMs read this one.
+GpuProfile published_a100() { return with_square_sweep("a100-80gb", {0.193211, 0.740241, 0.862885, 0.869231}); }
 
 // GEMM efficiency in a layer's shape on A100 (tiling 256 × 128 in waves of 108; the curve's points
 // were measured on H100's 132 SMs). The fc1 GEMM of GPT-39B at tensor 8, 2048 tokens:
@@ -112,13 +114,7 @@ GpuProfile published_a100() {
 // best-shape MAMF). The shape's own quantization: 256 tiles in 3 waves of 108 = 256/324.
 TEST(CostModel, GemmShapeQuantizesIntoWavesOverTheSms) {
   const CostModel m(published_a100());
-  Kernel k;
-  k.cls = KernelClass::GEMM;
-  k.dtype = Dtype::FP16;
-  k.flops = 2.0 * 2048 * 4096 * 8192;
-  k.m = 2048;
-  k.n = 4096;
-  k.k = 8192;
+  const Kernel k = gemm(Dtype::FP16, 2048, 4096, 8192);
   EXPECT_NEAR(m.achieved_flops(k), 312e12 * 0.869231 * 256 / 324, 1e3);
   // Without its shape the kernel is read on the curve by FLOPs alone, as before.
   Kernel by_flops = k;
@@ -127,11 +123,7 @@ TEST(CostModel, GemmShapeQuantizesIntoWavesOverTheSms) {
   // Between points the full-wave curve interpolates in log2 FLOPs: at N = 2048 (132 SMs:
   // 8 · 16 = 128 tiles, 1 wave) the point is 0.740241 · 132/128; a 2048 × 2048 × 2048 GEMM
   // on A100 is 128 tiles in 2 waves of 108: 128/216.
-  Kernel sq;
-  sq.cls = KernelClass::GEMM;
-  sq.flops = 2.0 * 2048 * 2048 * 2048;
-  sq.m = sq.n = sq.k = 2048;
-  EXPECT_NEAR(m.achieved_flops(sq), 312e12 * 0.740241 * 132 / 128 * 128 / 216, 1e3);
+  EXPECT_NEAR(m.achieved_flops(gemm(Dtype::BF16, 2048, 2048, 2048)), 312e12 * 0.740241 * 132 / 128 * 128 / 216, 1e3);
 }
 
 // The shipped A100 curve: our H100 measurement's shape model carried to the A100 (its 108
@@ -142,31 +134,18 @@ TEST(CostModel, GemmShapeQuantizesIntoWavesOverTheSms) {
 // tiles take 19 waves: 2048/2052.
 TEST(CostModel, DerivedA100CurveRequantizesWithTheTilesItWasFittedWith) {
   const auto m = model("a100-80gb");
-  Kernel k;
-  k.cls = KernelClass::GEMM;
-  k.dtype = Dtype::BF16;
-  k.flops = 2.0 * 2048 * 4096 * 8192;
-  k.m = 2048;
-  k.n = 4096;
-  k.k = 8192;
-  EXPECT_NEAR(m.achieved_flops(k), 312e12 * 0.781663 * 4104 / 4096 * 2048 / 2052, 1e3);
+  EXPECT_NEAR(m.achieved_flops(gemm(Dtype::BF16, 2048, 4096, 8192)), 312e12 * 0.781663 * 4104 / 4096 * 2048 / 2052,
+              1e3);
   // A 2048³ GEMM is its own point, 0.691840: its quantization, 1024 tiles in 10 waves (1080
   // slots), divided out and applied again.
-  Kernel sq = k;
-  sq.flops = 2.0 * 2048 * 2048 * 2048;
-  sq.m = sq.n = sq.k = 2048;
-  EXPECT_NEAR(m.achieved_flops(sq), 312e12 * 0.691840, 1e3);
+  EXPECT_NEAR(m.achieved_flops(gemm(Dtype::BF16, 2048, 2048, 2048)), 312e12 * 0.691840, 1e3);
   // A 2048 × 2048 × 4096 GEMM reads the curve between the two points, in log2 FLOPs, a third
   // of the way, with the 2048³ GEMM's quantization: 1024 tiles in 10 waves of 108.
-  Kernel mid = sq;
-  mid.flops = 2.0 * 2048 * 2048 * 4096;
-  mid.k = 4096;
   const double full_2048 = 0.691840 * 1080 / 1024, full_4096 = 0.781663 * 4104 / 4096;
-  EXPECT_NEAR(m.achieved_flops(mid), 312e12 * (full_2048 + (full_4096 - full_2048) / 3) * 1024 / 1080, 1e3);
+  EXPECT_NEAR(m.achieved_flops(gemm(Dtype::BF16, 2048, 2048, 4096)),
+              312e12 * (full_2048 + (full_4096 - full_2048) / 3) * 1024 / 1080, 1e3);
   // FP16 GEMMs read the FP16 curve, derived alike from the H100's FP16 model: 2048³ at 0.653809.
-  Kernel half = sq;
-  half.dtype = Dtype::FP16;
-  EXPECT_NEAR(m.achieved_flops(half), 312e12 * 0.653809, 1e3);
+  EXPECT_NEAR(m.achieved_flops(gemm(Dtype::FP16, 2048, 2048, 2048)), 312e12 * 0.653809, 1e3);
 }
 
 // A profile without a tiling (sm_count 0, e.g. one built in code) reads the curve by FLOPs
