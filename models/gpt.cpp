@@ -312,9 +312,13 @@ Layer transformer_layer(const ModelConfig& model, const ShardSpec& shard) {
       ops.push_back(std::move(op));
     }
     {
-      // Megatron's fused scaled (upper-triangular) masked softmax, 1 kernel each way.
-      // fwd: read scores, write probabilities. bwd: read dP and P, write dS.
-      Op op = make_elementwise("softmax", 2 * e * scores, 3 * e * scores, e * scores, 0, 1, 1);
+      // Megatron's fused scaled masked softmax, 1 kernel each way. fwd: read scores, write
+      // probabilities. bwd: read dP and P, write dS. The causal (upper-triangular) kernel
+      // reads a row's first i + 1 entries only and writes the rest as zeros: (s + 1)/(2s) of
+      // each read (megatron/fused_kernels/scaled_upper_triang_masked_softmax.h: the loads
+      // are guarded by element_index < local_seq = row + 1, the stores are not).
+      const double read = shard.causal ? (static_cast<double>(x.s) + 1) / (2 * static_cast<double>(x.s)) : 1.0;
+      Op op = make_elementwise("softmax", e * scores * (read + 1), e * scores * (2 * read + 1), e * scores, 0, 1, 1);
       op.selective_recompute = true;
       ops.push_back(std::move(op));
     }

@@ -287,8 +287,15 @@ TEST(GptLayer, MemoryBoundKernelBytesAndLaunches) {
   // twice (partial parameter gradients, then the input gradient) and the statistics twice,
   // reads γ, writes dx, dγ, dβ: 2·(2n + 2h) + 8·rows and 2·(5n + 3h) + 16·rows.
   expect(layer, "ln1", 2 * (2 * n + 2 * h) + 8 * tokens, 2 * (5 * n + 3 * h) + 16 * tokens, 1, 3);
-  // Scaled masked softmax: read scores, write P / read dP, P, write dS.
-  expect(layer, "softmax", 2 * 2 * scores, 2 * 3 * scores, 1, 1);
+  // Scaled masked softmax: read scores, write P / read dP, P, write dS. The causal kernel
+  // reads each row up to its diagonal, 129 of 256 entries at s = 128 (two rows: 1 + 128 = 129
+  // of 2 · 128), and writes whole rows; a non-causal one reads them whole.
+  expect(layer, "softmax", 2 * scores * 129 / 256 + 2 * scores, 2 * 2 * scores * 129 / 256 + 2 * scores, 1, 1);
+  {
+    ShardSpec full = shard(b, s, t);
+    full.causal = false;
+    expect(transformer_layer(m, full), "softmax", 2 * 2 * scores, 2 * 3 * scores, 1, 1);
+  }
   // Attention dropout: read P, write P' and the mask / read dP', mask, write dP.
   expect(layer, "attn_dropout", 5 * scores, 5 * scores, 1, 1);
   // Layout copies: the context permute (read + write o) / its gradient's permute and the
