@@ -418,7 +418,8 @@ TEST(LikePreviousStage, AStageWithSlowerSegmentsFoldsAtItsOwnPrices) {
   // 1.5 times as long; taking stage 1's fold would leave it as busy as stage 1.
   EXPECT_GT(busy[2], 1.3 * busy[1]);
   EXPECT_NEAR(busy[2], all_doubled[2], 0.01 * all_doubled[2]);
-  for (const std::size_t stage : {0u, 1u, 3u}) EXPECT_NEAR(busy[stage], none_doubled[stage], 0.01 * none_doubled[stage]);
+  for (const std::size_t stage : {0u, 1u, 3u})
+    EXPECT_NEAR(busy[stage], none_doubled[stage], 0.01 * none_doubled[stage]) << "stage " << stage;
 }
 
 // The other way round: ops that differ in what does not price them (their names) are priced
