@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <cstdio>
+#include <string>
+#include <variant>
 
 #include "cli/run_command.hpp"
 #include "hardware/collectives.hpp"
@@ -87,6 +89,50 @@ TEST(Overlap, TensorParallelCommPipelinedWithGemms) {
   // the MLP GEMMs longer, so a large part but not all of it disappears.
   EXPECT_GT(b - a, 0.25 * wire);
   EXPECT_LT(b - a, wire);
+}
+
+// A data-parallel ring with one GPU per node (tensor 8 fills the node) sends every byte of
+// its fp32 gradient reduce-scatter and 16-bit parameter all-gather through that GPU's own
+// NIC. With overlap, Megatron-LM's all-gather hides only under the first micro-batch's
+// forward (each bucket is gathered when the forward reaches it) and the reduce-scatter only
+// under the last micro-batch's backward (the others run under no_sync), so whatever of the
+// two does not fit in one micro-batch's compute is exposed: the iteration is at least
+//   compute + optimizer + (all-gather + reduce-scatter on the wire) − compute / m,
+// each collective taken whole (one latency instead of one per bucket: a lower bound). The
+// shape is GPT 32 B on 48 DGX H100 (the Megatron-LM weak-scaling row of that size, at
+// micro-batch 1: 4 micro-batches per replica).
+TEST(Overlap, OneNicDataParallelRingHidesOnlyUnderOneMicroBatch) {
+  const std::string text = R"pb(
+    name: "gpt-32b-one-nic-ring"
+    model { family: GPT num_layers: 48 hidden_size: 7168 num_attention_heads: 56 ffn_hidden_size: 28672
+            vocab_size: 131072 }
+    training { sequence_length: 4096 global_batch_size: 192 micro_batch_size: 1 precision: BF16
+               optimizer: ADAM attention: FLASH }
+    cluster { preset: "dgx-h100" nodes: 48 }
+    parallel { tensor: 8 sequence_parallel: true }
+    strategy { zero_stage: 1 overlap_grad_reduce: true overlap_param_gather: true overlap_tp_comm: true }
+  )pb";
+  auto loaded = scenarios::load_text(text, "gpt-32b.textproto");
+  ASSERT_TRUE(std::holds_alternative<scenarios::LoadedScenario>(loaded));
+  const auto& s = std::get<scenarios::LoadedScenario>(loaded);
+  const auto program = strategies::build_program(s.training);
+  const double params = static_cast<double>(program.roles[0].params);
+  const double gather = dp_seconds(s, hardware::Collective::ALL_GATHER, 2.0 * params);
+  const double scatter = dp_seconds(s, hardware::Collective::REDUCE_SCATTER, 4.0 * params);
+  const auto result = simulate_scenario(s, strategies::Fidelity::FAST);
+  const auto& t = result.report.time;
+  const double m = static_cast<double>(program.micro_batches);
+  ASSERT_EQ(m, 4);
+  const double bound = t.compute_s + t.optimizer_s + gather + scatter - t.compute_s / m;
+  std::printf("iteration %.4f s; compute %.4f s over %.0f micro-batches, all-gather %.4f s and reduce-scatter %.4f s "
+              "on the wire: at least %.4f s; exposed data-parallel %.4f s\n",
+              result.report.iteration_s, t.compute_s, m, gather, scatter, bound, t.exposed_dp_s);
+  EXPECT_GE(result.report.iteration_s, bound);
+  // And no more than the bucket latencies above it: every window that can hide them does.
+  EXPECT_LT(result.report.iteration_s, 1.1 * bound);
+  // What is exposed is the two collectives' excess over one micro-batch, not all of them.
+  EXPECT_GT(t.exposed_dp_s, 0.5 * (gather + scatter - t.compute_s / m));
+  EXPECT_LT(t.exposed_dp_s, gather + scatter);
 }
 
 }  // namespace
