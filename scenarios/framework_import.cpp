@@ -63,6 +63,9 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
   r.scenario = base;
   Scenario& s = r.scenario;
   std::int64_t layers_per_virtual = 0;
+  // Megatron-LM's two gradient-dtype flags; --grad-reduce-in-bf16 wins when both are given
+  // (arguments.py turns accumulation in fp32 off after it).
+  bool grads_in_fp32 = false, grad_reduce_in_bf16 = false;
   // (name, value or "" for a flag, how it was written)
   std::vector<std::tuple<std::string, std::string, std::string>> items;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -135,6 +138,8 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       else if (value == "16" || value == "16-mixed" || value == "fp16") s.mutable_training()->set_precision(FP16);
       else r.errors.push_back(fmt::format("{}: precision \"{}\" is not one trainsim models (valid: bf16, 16)", written, value));
     } else if (name == "use-flash-attn") s.mutable_training()->set_attention(FLASH);
+    else if (name == "accumulate-allreduce-grads-in-fp32") flag([&](bool v) { grads_in_fp32 = v; });
+    else if (name == "grad-reduce-in-bf16") flag([&](bool v) { grad_reduce_in_bf16 = v; });
     else if (name == "use-distributed-optimizer") s.mutable_strategy()->set_zero_stage(1);
     else if (name == "overlap-grad-reduce") s.mutable_strategy()->set_overlap_grad_reduce(true);
     else if (name == "overlap-param-gather") s.mutable_strategy()->set_overlap_param_gather(true);
@@ -163,6 +168,8 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
     else if (no_effect().count(name)) r.notes.push_back(fmt::format("{}: does not change an iteration's time; ignored", written));
     else r.errors.push_back(fmt::format("{}: no scenario field maps --{}", written, name));
   }
+  if (grad_reduce_in_bf16) s.mutable_training()->set_accumulate_allreduce_grads_in_fp32(false);
+  else if (grads_in_fp32) s.mutable_training()->set_accumulate_allreduce_grads_in_fp32(true);
   if (layers_per_virtual > 0) {
     const std::int64_t layers = s.model().num_layers(), p = std::max<std::int64_t>(1, s.parallel().pipeline());
     if (layers == 0 || layers % (p * layers_per_virtual) != 0)

@@ -18,7 +18,7 @@ double state_bytes_per_param(const strategies::TrainingSpec& spec, bool with_ste
   const double d = static_cast<double>(std::max<std::int64_t>(spec.layout.data, 1));
   return sb.weights / (spec.zero_stage >= 3 ? d : 1.0) + sb.gradients / (spec.zero_stage >= 2 ? d : 1.0) +
          sb.optimizer / (spec.zero_stage >= 1 ? d : 1.0) +
-         // FP16's fp32 main gradients live beside the states during the step; sharded like
+         // 16-bit gradients' fp32 main gradients live beside the states during the step; sharded like
          // the optimizer states (dividing by d is safe).
          (with_step ? sb.main_gradients / (spec.zero_stage >= 1 ? d : 1.0) : 0.0);
 }

@@ -58,13 +58,15 @@ StateBytes state_bytes_per_param(const TrainingSpec& spec) {
   // Megatron accumulates and reduces gradients in fp32 for BF16 (forced on), in the
   // parameter dtype for FP16 unless asked otherwise: 18 vs 16 bytes/param (formulas.md).
   // (Megatron-LM megatron/training/arguments.py: --accumulate-allreduce-grads-in-fp32 is a
-  // store_true flag, and only --bf16 turns it on.)
-  b.gradients = spec.dtype == hardware::Dtype::FP16 ? 2 : 4;
-  // FP16: the optimizer keeps fp32 main gradients all the same — its step sets each fp32
-  // main parameter's .grad to the 16-bit gradient cast to fp32 and frees them after the
-  // step (Megatron-LM Float16OptimizerWithFloat16Params: _copy_model_grads_to_main_grads,
-  // zero_grad(set_to_none)). BF16 accumulates in fp32 already and steps on that buffer.
-  b.main_gradients = spec.dtype == hardware::Dtype::FP16 ? 4 : 0;
+  // store_true flag, and only --bf16 turns it on; --grad-reduce-in-bf16 turns it off.)
+  const bool fp32 = fp32_gradients(spec);
+  b.gradients = fp32 ? 4 : 2;
+  // 16-bit gradients: the optimizer keeps fp32 main gradients all the same — its step sets
+  // each fp32 main parameter's .grad to the 16-bit gradient cast to fp32 and frees them after
+  // the step (Megatron-LM Float16OptimizerWithFloat16Params and DistributedOptimizer:
+  // _copy_model_grads_to_main_grads, zero_grad(set_to_none)). An fp32 buffer is stepped on
+  // as it is (.float() of an fp32 tensor is the tensor).
+  b.main_gradients = fp32 ? 0 : 4;
   // Adam: fp32 master weights + two fp32 moments; SGD: fp32 master + momentum.
   b.optimizer = spec.optimizer == Optimizer::ADAM ? 12 : 8;
   return b;
@@ -77,15 +79,28 @@ namespace {
 // (apex csrc/multi_tensor_apply.cuh depth_to_max_blocks; Megatron chunk size 2048 * 32).
 constexpr double ELEMENTS_PER_LAUNCH = 320.0 * 2048 * 32;
 
+// When a pass runs: always, with 16-bit gradients (the cast to fp32 main gradients), or with
+// FP16 (the loss scale's unscaling: BF16 keeps no loss scale).
+enum class PassWhen : std::uint8_t { ALWAYS, HALF_GRADIENTS, FP16 };
+
 struct OptimizerPass {
   double bytes_per_param;
-  bool fp16_only;
+  PassWhen when;
 };
+
+bool runs(const OptimizerPass& p, const TrainingSpec& spec) {
+  switch (p.when) {
+    case PassWhen::ALWAYS: return true;
+    case PassWhen::HALF_GRADIENTS: return !fp32_gradients(spec);
+    case PassWhen::FP16: return spec.dtype == hardware::Dtype::FP16;
+  }
+  return true;
+}
 
 // The passes of Megatron-LM's mixed-precision step over the fp32 main parameters, with the
 // HBM bytes each reads and writes per parameter (fp32 = 4, 16-bit = 2):
-//  FP16 only: cast the 16-bit gradient to the fp32 main gradient (read 2, write 4);
-//    unscale it by the loss scale and check for inf/nan
+//  16-bit gradients only: cast the 16-bit gradient to the fp32 main gradient (read 2, write 4).
+//  FP16 only: unscale the main gradient by the loss scale and check for inf/nan
 //    (torch._amp_foreach_non_finite_check_and_unscale_: read 4, write 4).
 //  gradient norm for clipping (multi_tensor_l2norm): read 4.
 //  Adam (apex multi_tensor_adam): read gradient, main weight, both moments; write main
@@ -93,7 +108,11 @@ struct OptimizerPass {
 //  copy the main weights back to the 16-bit model weights (multi_tensor_scale): read 4, write 2.
 // (Clipping scales the gradients only when the norm exceeds the threshold; not counted.)
 std::vector<OptimizerPass> optimizer_passes(const TrainingSpec& spec) {
-  return {{6, true}, {8, true}, {4, false}, {spec.optimizer == Optimizer::ADAM ? 28.0 : 20.0, false}, {6, false}};
+  return {{6, PassWhen::HALF_GRADIENTS},
+          {8, PassWhen::FP16},
+          {4, PassWhen::ALWAYS},
+          {spec.optimizer == Optimizer::ADAM ? 28.0 : 20.0, PassWhen::ALWAYS},
+          {6, PassWhen::ALWAYS}};
 }
 
 }  // namespace
@@ -101,7 +120,7 @@ std::vector<OptimizerPass> optimizer_passes(const TrainingSpec& spec) {
 double optimizer_step_bytes_per_param(const TrainingSpec& spec) {
   double total = 0;
   for (const auto& p : optimizer_passes(spec))
-    if (!p.fp16_only || spec.dtype == hardware::Dtype::FP16) total += p.bytes_per_param;
+    if (runs(p, spec)) total += p.bytes_per_param;
   return total;
 }
 
@@ -112,7 +131,7 @@ models::Op optimizer_step_op(const TrainingSpec& spec, double params, double buf
   const double launches = std::max(1.0, std::ceil(params / ELEMENTS_PER_LAUNCH));
   int kernels = 0;
   for (const auto& p : optimizer_passes(spec))
-    if (!p.fp16_only || spec.dtype == hardware::Dtype::FP16) kernels += static_cast<int>(launches);
+    if (runs(p, spec)) kernels += static_cast<int>(launches);
   // Zeroing the whole gradient buffer for the next iteration's accumulation (Megatron's
   // zero_grad_buffer, one memset per buffer): write its bytes once.
   const double zero_bytes = buffer_params * state_bytes_per_param(spec).gradients;

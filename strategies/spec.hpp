@@ -2,6 +2,7 @@
 // What the strategies need to know about a run, independent of how it was written down
 // (scenarios/ turns a scenario file into this; validate/ turns a table row into it).
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "hardware/cost_model.hpp"
@@ -38,6 +39,10 @@ struct TrainingSpec {
   std::int64_t global_batch = 1;
   std::int64_t micro_batch = 1;
   hardware::Dtype dtype = hardware::Dtype::BF16;
+  // Whether backward accumulates gradients into an fp32 buffer, which data parallelism then
+  // reduces (Megatron-LM --accumulate-allreduce-grads-in-fp32), instead of one in the 16-bit
+  // dtype of the weights; unset: as Megatron-LM does by default (fp32_gradients below).
+  std::optional<bool> accumulate_grads_in_fp32;
   Optimizer optimizer = Optimizer::ADAM;
   bool flash_attention = true;  // fused attention core (models::ShardSpec::flash_attention)
   Layout layout;
@@ -54,5 +59,13 @@ struct TrainingSpec {
 
   std::int64_t micro_batches() const { return global_batch / (micro_batch * layout.data); }
 };
+
+// Megatron-LM's default unless the spec says: fp32 gradients with BF16 (and FP8, whose
+// weights are BF16), which it forces unless --grad-reduce-in-bf16 is given; FP16 gradients
+// with FP16, where --accumulate-allreduce-grads-in-fp32 is a flag left off
+// (megatron/training/arguments.py).
+inline bool fp32_gradients(const TrainingSpec& spec) {
+  return spec.accumulate_grads_in_fp32.value_or(spec.dtype != hardware::Dtype::FP16);
+}
 
 }  // namespace trainsim::strategies

@@ -31,7 +31,7 @@ std::string zero_1(Program& program, const PassArgs& /*args*/) {
         // wait to the bubble where fast fidelity charges the pipeline transfer it follows
         // (tests/strategies/fidelity_agreement_test.cpp, 288-GPU case), for a collective of
         // tens of microseconds.
-        // Each rank steps only its shard of the states (and of FP16's fp32 main
+        // Each rank steps only its shard of the states (and of 16-bit gradients' fp32 main
         // gradients); the whole gradient buffer is still zeroed.
         const double p = static_cast<double>(role.params);
         role.segments[it.segment].ops = {optimizer_step_op(program.spec, p / static_cast<double>(d), p)};

@@ -576,6 +576,15 @@ class Validator {
       default:
         error("training.attention", unknown_enum_message(Attention_descriptor(), std::to_string(t.attention()), true));
     }
+    if (t.has_accumulate_allreduce_grads_in_fp32()) {
+      accumulate_grads_in_fp32_ = t.accumulate_allreduce_grads_in_fp32();
+    } else if (dtype_) {
+      note(*dtype_ == hardware::Dtype::FP16
+               ? "training.accumulate_allreduce_grads_in_fp32 defaulted to false with FP16 (gradients accumulated and "
+                 "reduced in FP16, as Megatron-LM does unless --accumulate-allreduce-grads-in-fp32)"
+               : "training.accumulate_allreduce_grads_in_fp32 defaulted to true with BF16 and FP8 (gradients "
+                 "accumulated and reduced in fp32, as Megatron-LM does unless --grad-reduce-in-bf16)");
+    }
     switch (t.optimizer()) {
       case OPTIMIZER_UNSPECIFIED: note("training.optimizer defaulted to ADAM"); break;
       case ADAM: break;
@@ -1049,6 +1058,7 @@ class Validator {
     spec.global_batch = *global_batch_;
     spec.micro_batch = *micro_batch_;
     spec.dtype = *dtype_;
+    spec.accumulate_grads_in_fp32 = accumulate_grads_in_fp32_;
     spec.optimizer = optimizer_;
     spec.flash_attention = flash_attention_;
     spec.layout.tensor = *tensor_;
@@ -1113,6 +1123,7 @@ class Validator {
 
   MaybeInt sequence_, global_batch_, micro_batch_;
   std::optional<hardware::Dtype> dtype_;
+  std::optional<bool> accumulate_grads_in_fp32_;  // training.accumulate_allreduce_grads_in_fp32, when written
   strategies::Optimizer optimizer_ = strategies::Optimizer::ADAM;
   bool flash_attention_ = true;
 

@@ -6,7 +6,9 @@
 
 #include <google/protobuf/text_format.h>
 
+#include <string>
 #include <variant>
+#include <vector>
 
 #include "scenarios/loader.hpp"
 
@@ -52,6 +54,26 @@ TEST(ImportMegatron, MapsTheLayoutStrategiesAndShape) {
   ASSERT_TRUE(std::holds_alternative<LoadedScenario>(loaded))
       << std::get<std::vector<Diagnostic>>(loaded).front().str();
   EXPECT_EQ(std::get<LoadedScenario>(loaded).training.layout.data, 16);
+}
+
+// Megatron-LM's two gradient-dtype flags: --grad-reduce-in-bf16 wins over
+// --accumulate-allreduce-grads-in-fp32 in either order, as arguments.py applies it after;
+// without either the field stays unset (the loader's default is Megatron's).
+TEST(ImportMegatron, GradientDtypeFlags) {
+  const auto base = cluster("gpt3-175b", 1);
+  const auto fp16_fp32 = import_megatron({"--fp16", "--accumulate-allreduce-grads-in-fp32"}, base);
+  EXPECT_TRUE(fp16_fp32.errors.empty()) << fp16_fp32.errors.front();
+  ASSERT_TRUE(fp16_fp32.scenario.training().has_accumulate_allreduce_grads_in_fp32());
+  EXPECT_TRUE(fp16_fp32.scenario.training().accumulate_allreduce_grads_in_fp32());
+  const std::string fp32 = "--accumulate-allreduce-grads-in-fp32", bf16 = "--grad-reduce-in-bf16";
+  using Args = std::vector<std::string>;
+  for (const Args& args : {Args{"--bf16", bf16, fp32}, Args{fp32, "--bf16", bf16}}) {
+    const auto r = import_megatron(args, base);
+    EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+    ASSERT_TRUE(r.scenario.training().has_accumulate_allreduce_grads_in_fp32());
+    EXPECT_FALSE(r.scenario.training().accumulate_allreduce_grads_in_fp32());
+  }
+  EXPECT_FALSE(import_megatron({"--bf16"}, base).scenario.training().has_accumulate_allreduce_grads_in_fp32());
 }
 
 TEST(ImportMegatron, NemoOverridesMapToTheSameFields) {

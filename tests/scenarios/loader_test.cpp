@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::string source_dir() {
@@ -1083,6 +1085,30 @@ TEST(RuleTraining, Fp8OnAGpuWithoutFp8TensorCoresIsAnError) {
   // H100 has them.
   t.cluster = R"(cluster { preset: "dgx-h100" nodes: 4 })";
   EXPECT_EQ(loaded(t.load()).training.dtype, hardware::Dtype::FP8);
+}
+
+// Unset, the gradient dtype is Megatron-LM's default for the precision, and the note says so;
+// written, it reaches the spec in either format.
+TEST(RuleTraining, GradientDtypeDefaultsAsMegatronAndReachesTheSpec) {
+  LoadedScenario bf16 = loaded(Text().load());
+  EXPECT_FALSE(bf16.training.accumulate_grads_in_fp32.has_value());
+  EXPECT_TRUE(strategies::fp32_gradients(bf16.training));
+  const std::string noted = "training.accumulate_allreduce_grads_in_fp32 defaulted to ";
+  EXPECT_THAT(bf16.notes, Contains(HasSubstr(noted + "true with BF16")));
+  Text t;
+  t.training = "training { sequence_length: 2048 global_batch_size: 512 precision: FP16 }";
+  LoadedScenario fp16 = loaded(t.load());
+  EXPECT_FALSE(strategies::fp32_gradients(fp16.training));
+  EXPECT_THAT(fp16.notes, Contains(HasSubstr(noted + "false with FP16")));
+  t.training = "training { sequence_length: 2048 global_batch_size: 512 accumulate_allreduce_grads_in_fp32: false }";
+  LoadedScenario bf16_grads = loaded(t.load());
+  EXPECT_EQ(bf16_grads.training.accumulate_grads_in_fp32, std::optional<bool>(false));
+  EXPECT_FALSE(strategies::fp32_gradients(bf16_grads.training));
+  EXPECT_THAT(bf16_grads.notes, Not(Contains(HasSubstr("accumulate_allreduce_grads_in_fp32 defaulted"))));
+  Json j;
+  j.training = R"("sequenceLength": 2048, "globalBatchSize": 512, "precision": "FP16",
+                  "accumulateAllreduceGradsInFp32": true)";
+  EXPECT_TRUE(strategies::fp32_gradients(loaded(j.load()).training));
 }
 
 TEST(RuleTraining, SgdReachesTheSpec) {

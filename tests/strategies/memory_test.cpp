@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "sim/simulate.hpp"
 #include "strategies/lower.hpp"
 #include "strategies/registry.hpp"
@@ -49,6 +52,42 @@ TEST(Memory, Fp16KeepsSixteenBitGradientsAndFp32MainGradientsDuringTheStep) {
   EXPECT_EQ(step.free_bytes, step.alloc_bytes);
   spec.dtype = hardware::Dtype::BF16;  // BF16 steps on its fp32 accumulation buffer
   EXPECT_EQ(state_bytes_per_param(spec).main_gradients, 0);
+}
+
+// The gradient dtype as a choice (Megatron-LM --grad-reduce-in-bf16 with BF16,
+// --accumulate-allreduce-grads-in-fp32 with FP16): the buffer backward accumulates into and
+// data parallelism reduces is 2 or 4 bytes a parameter, and 16-bit gradients get fp32 main
+// gradients for the step.
+TEST(Memory, GradientDtypeSetsTheBufferTheReductionAndTheMainGradients) {
+  auto spec = testing::gpt_spec(1, 1, 2, 2);
+  struct Case {
+    hardware::Dtype dtype;
+    std::optional<bool> fp32;
+    double gradients, main_gradients;
+  };
+  for (const Case& c : {Case{hardware::Dtype::BF16, std::nullopt, 4, 0}, Case{hardware::Dtype::BF16, false, 2, 4},
+                        Case{hardware::Dtype::FP8, false, 2, 4}, Case{hardware::Dtype::FP16, std::nullopt, 2, 4},
+                        Case{hardware::Dtype::FP16, true, 4, 0}}) {
+    spec.dtype = c.dtype;
+    spec.accumulate_grads_in_fp32 = c.fp32;
+    const auto sb = state_bytes_per_param(spec);
+    const std::string what =
+        std::string(hardware::to_string(c.dtype)) + (c.fp32 ? (*c.fp32 ? " fp32" : " 16-bit") : " default");
+    EXPECT_EQ(sb.gradients, c.gradients) << what;
+    EXPECT_EQ(sb.main_gradients, c.main_gradients) << what;
+    const Program prog = build_program(spec);
+    const Role& role = prog.roles[0];
+    const double p = static_cast<double>(role.params);
+    EXPECT_DOUBLE_EQ(role.static_bytes[static_cast<int>(MemClass::GRADIENTS)], c.gradients * p) << what;
+    // The data-parallel all-reduce of the tail carries the buffer's bytes.
+    double reduced = 0;
+    for (const Item& it : role.tail)
+      if (it.kind == Item::Kind::COLLECTIVE && it.collective.dim == Dim::DATA) reduced += it.collective.bytes;
+    EXPECT_DOUBLE_EQ(reduced, c.gradients * p) << what;
+    const Item& step = role.tail.back();
+    ASSERT_EQ(step.category, Category::OPTIMIZER) << what;
+    EXPECT_EQ(step.alloc_bytes, std::llround(c.main_gradients * p)) << what;
+  }
 }
 
 TEST(Memory, OneFOneBFirstStageHoldsPMicroBatches) {
@@ -158,14 +197,19 @@ namespace {
 
 // The optimizer step as Megatron-LM's passes over the fp32 main parameters (bytes per
 // parameter: gradient norm 4, Adam 28 = read gradient, weight, two moments and write the
-// three, copy back to 16 bits 6; FP16 adds the cast to fp32 6 and the unscale 8), sharded
+// three, copy back to 16 bits 6; 16-bit gradients add the cast to fp32 6, FP16 the unscale 8), sharded
 // by ZeRO-1, plus zeroing the whole gradient buffer.
 TEST(Memory, OptimizerStepBytesArePerParameterPasses) {
   auto spec = testing::gpt_spec(1, 1, 1, 1);
   EXPECT_EQ(optimizer_step_bytes_per_param(spec), 4 + 28 + 6);
   spec.dtype = hardware::Dtype::FP16;
   EXPECT_EQ(optimizer_step_bytes_per_param(spec), 6 + 8 + 4 + 28 + 6);
+  spec.accumulate_grads_in_fp32 = true;  // FP16 into an fp32 buffer: no cast, still the unscale
+  EXPECT_EQ(optimizer_step_bytes_per_param(spec), 8 + 4 + 28 + 6);
   spec.dtype = hardware::Dtype::BF16;
+  spec.accumulate_grads_in_fp32 = false;  // BF16 gradients: the cast, no loss scale to unscale
+  EXPECT_EQ(optimizer_step_bytes_per_param(spec), 6 + 4 + 28 + 6);
+  spec.accumulate_grads_in_fp32.reset();
   spec.optimizer = Optimizer::SGD;
   EXPECT_EQ(optimizer_step_bytes_per_param(spec), 4 + 20 + 6);
   spec.optimizer = Optimizer::ADAM;
