@@ -15,13 +15,6 @@ constexpr double GIB = 1024.0 * 1024.0 * 1024.0;
 
 const char* family_name(models::Family f) { return f == models::Family::GPT ? "gpt" : "llama"; }
 
-// The dtype backward accumulates gradients in and data parallelism reduces: fp32, or the
-// 16-bit dtype of the weights (BF16 under FP8).
-const char* gradient_dtype(const strategies::TrainingSpec& spec) {
-  if (strategies::fp32_gradients(spec)) return "fp32";
-  return spec.dtype == hardware::Dtype::FP16 ? "fp16" : "bf16";
-}
-
 struct Row {
   const char* name;
   double seconds;
@@ -61,7 +54,7 @@ std::string report_text(const scenarios::LoadedScenario& s, const report::RunRep
                    "({} micro-batches per pipeline); {}, {} gradients\n",
                    l.tensor, l.pipeline, l.data, l.sequence_parallel ? " (sequence parallel)" : "", spec.sequence,
                    spec.micro_batch, spec.global_batch, r.micro_batches, hardware::to_string(spec.dtype),
-                   gradient_dtype(spec));
+                   hardware::to_string(strategies::gradient_dtype(spec)));
   o += fmt::format("passes    {}\n", r.pipeline);
   o += fmt::format("fidelity  {} ({} tasks, {} events, {} flows)\n\n", r.fidelity, r.tasks, r.events, r.flows);
 
@@ -151,7 +144,7 @@ std::string report_json(const scenarios::LoadedScenario& s, const report::RunRep
                  {"global_batch", spec.global_batch},
                  {"micro_batches_per_pipeline", r.micro_batches},
                  {"precision", hardware::to_string(spec.dtype)},
-                 {"gradients", gradient_dtype(spec)}};
+                 {"gradients", hardware::to_string(strategies::gradient_dtype(spec))}};
   j["passes"] = r.pipeline;
   j["fidelity"] = r.fidelity;
   j["engine"] = {{"tasks", r.tasks}, {"events", r.events}, {"flows", r.flows}};

@@ -68,4 +68,11 @@ inline bool fp32_gradients(const TrainingSpec& spec) {
   return spec.accumulate_grads_in_fp32.value_or(spec.dtype != hardware::Dtype::FP16);
 }
 
+// The dtype gradients accumulate and reduce in: fp32, or the 16-bit dtype of the weights
+// (BF16 under FP8).
+inline hardware::Dtype gradient_dtype(const TrainingSpec& spec) {
+  if (fp32_gradients(spec)) return hardware::Dtype::FP32;
+  return spec.dtype == hardware::Dtype::FP16 ? hardware::Dtype::FP16 : hardware::Dtype::BF16;
+}
+
 }  // namespace trainsim::strategies
