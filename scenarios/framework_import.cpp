@@ -8,7 +8,10 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+
+#include "models/presets.hpp"
 
 namespace trainsim::scenarios {
 namespace {
@@ -21,7 +24,8 @@ const std::set<std::string>& no_effect() {
       "init-method-std", "seed", "data-path", "vocab-file", "merge-file", "tokenizer-type", "tokenizer-model",
       "save", "load", "log-interval", "eval-interval", "eval-iters", "save-interval", "train-iters",
       "train-samples", "split", "distributed-backend", "tensorboard-dir", "wandb-project", "exit-interval",
-      "attention-dropout", "hidden-dropout", "no-masked-softmax-fusion", "no-bias-gelu-fusion"};
+      "attention-dropout", "hidden-dropout", "no-masked-softmax-fusion", "no-bias-gelu-fusion", "norm-epsilon",
+      "layernorm-epsilon", "rotary-base", "rotary-percent"};
   return names;
 }
 
@@ -56,6 +60,79 @@ const std::map<std::string, std::string>& nemo_keys() {
   return keys;
 }
 
+// The architecture flags of a Megatron-LM command line, which together name one of the two
+// model families trainsim builds (models::Family): GPT (LayerNorm, GeLU MLP, learned
+// positions, tied embedding and head, linear biases) or LLAMA (RMSNorm, SwiGLU, rotary
+// positions, untied, no biases). Megatron-LM's defaults are GPT's.
+struct Architecture {
+  std::vector<std::string> written;  // the family flags as given, for messages
+  bool swiglu = false, rms_norm = false, rope = false, learned_positions = true, untied = false;
+  std::string no_bias;  // --disable-bias-linear as written, or empty
+  std::int64_t vocab = 0;          // --vocab-size: the tokenizer's, before Megatron pads it
+  std::int64_t vocab_multiple = 128;  // --make-vocab-size-divisible-by (Megatron's default)
+  std::string vocab_multiple_written;
+};
+
+// The family the base scenario already gives: its field, its preset's, or a Hugging Face
+// config's (those are Llama models); GPT as the loader defaults.
+models::Family base_family(const Scenario& s) {
+  if (s.model().family() == LLAMA) return models::Family::LLAMA;
+  if (s.model().family() == GPT) return models::Family::GPT;
+  if (const auto preset = models::find_preset(s.model().preset())) return preset->family;
+  return s.model().hf_config().empty() ? models::Family::GPT : models::Family::LLAMA;
+}
+
+void apply_architecture(const Architecture& a, Scenario& s, ImportResult& r) {
+  const std::string flags = fmt::format("{}", fmt::join(a.written, " "));
+  models::Family family = base_family(s);
+  if (!a.written.empty()) {
+    const bool llama = a.swiglu && a.rms_norm && a.rope && !a.learned_positions && a.untied;
+    const bool gpt = !a.swiglu && !a.rms_norm && !a.rope && a.learned_positions && !a.untied;
+    if (!llama && !gpt) {
+      r.errors.push_back(fmt::format(
+          "{}: no model family trainsim builds has this architecture: GPT is LayerNorm, a GeLU MLP, learned "
+          "positions and a tied embedding (Megatron-LM's defaults); LLAMA is --swiglu --normalization RMSNorm "
+          "--position-embedding-type rope --untie-embeddings-and-output-weights",
+          flags));
+      return;
+    }
+    family = llama ? models::Family::LLAMA : models::Family::GPT;
+    s.mutable_model()->set_family(llama ? LLAMA : GPT);
+  }
+  if (family == models::Family::GPT && !a.no_bias.empty())
+    r.errors.push_back(fmt::format("{}: trainsim's GPT family has linear biases; only its LLAMA family has none "
+                                   "(with --swiglu --normalization RMSNorm --position-embedding-type rope "
+                                   "--untie-embeddings-and-output-weights)",
+                                   a.no_bias));
+  if (family == models::Family::LLAMA && a.no_bias.empty() && !a.written.empty())
+    r.notes.push_back(fmt::format("{}: without --disable-bias-linear the run's linear layers add biases, which "
+                                  "trainsim's LLAMA family leaves out (an elementwise add per GEMM output)",
+                                  flags));
+}
+
+// Megatron-LM pads the tokenizer's vocabulary to a multiple of --make-vocab-size-divisible-by
+// × the tensor-parallel size (megatron/training/tokenizer: _vocab_size_with_padding); the
+// scenario's vocab_size is the padded one.
+void apply_vocabulary(const Architecture& a, Scenario& s, ImportResult& r) {
+  if (a.vocab == 0) {
+    if (!a.vocab_multiple_written.empty())
+      r.notes.push_back(fmt::format("{}: pads --vocab-size, which is not given (the vocabulary is the base "
+                                    "scenario's); ignored",
+                                    a.vocab_multiple_written));
+    return;
+  }
+  if (s.model().has_vocab_size()) {
+    r.errors.push_back("--vocab-size and --padded-vocab-size: give one (--vocab-size is padded as Megatron-LM pads it)");
+    return;
+  }
+  const std::int64_t multiple = a.vocab_multiple * std::max<std::int64_t>(1, s.parallel().tensor());
+  const std::int64_t padded = (a.vocab + multiple - 1) / multiple * multiple;
+  s.mutable_model()->set_vocab_size(padded);
+  r.notes.push_back(fmt::format("--vocab-size {}: padded to {}, a multiple of {} ({} × tensor {}), as Megatron-LM "
+                                "pads it",
+                                a.vocab, padded, multiple, a.vocab_multiple, std::max<std::int64_t>(1, s.parallel().tensor())));
+}
+
 }  // namespace
 
 ImportResult import_megatron(const std::vector<std::string>& args, const Scenario& base) {
@@ -66,6 +143,7 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
   // Megatron-LM's two gradient-dtype flags; --grad-reduce-in-bf16 wins when both are given
   // (arguments.py turns accumulation in fp32 off after it).
   bool grads_in_fp32 = false, grad_reduce_in_bf16 = false;
+  Architecture arch;
   // (name, value or "" for a flag, how it was written)
   std::vector<std::tuple<std::string, std::string, std::string>> items;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -130,6 +208,42 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
     else if (name == "max-position-embeddings")
       need_int([&](auto v) { s.mutable_model()->set_max_position_embeddings(v); });
     else if (name == "padded-vocab-size") need_int([&](auto v) { s.mutable_model()->set_vocab_size(v); });
+    else if (name == "vocab-size") need_int([&](auto v) { arch.vocab = v; });
+    else if (name == "make-vocab-size-divisible-by")
+      need_int([&](auto v) {
+        arch.vocab_multiple = v;
+        arch.vocab_multiple_written = written;
+      });
+    else if (name == "swiglu") {
+      arch.written.push_back(written);
+      flag([&](bool v) { arch.swiglu = v; });
+    } else if (name == "normalization") {
+      arch.written.push_back(fmt::format("--normalization {}", value));
+      if (value == "RMSNorm" || value == "LayerNorm") arch.rms_norm = value == "RMSNorm";
+      else r.errors.push_back(fmt::format("{}: expected LayerNorm or RMSNorm, got \"{}\"", written, value));
+    } else if (name == "position-embedding-type") {
+      arch.written.push_back(fmt::format("--position-embedding-type {}", value));
+      if (value == "rope" || value == "learned_absolute") {
+        arch.rope = value == "rope";
+        arch.learned_positions = !arch.rope;
+      } else {
+        r.errors.push_back(fmt::format("{}: expected learned_absolute (GPT) or rope (LLAMA), got \"{}\"", written, value));
+      }
+    } else if (name == "use-rotary-position-embeddings") {
+      arch.written.push_back(written);
+      flag([&](bool v) {
+        arch.rope = v;
+        if (v) arch.learned_positions = false;
+      });
+    } else if (name == "no-position-embedding") {
+      arch.written.push_back(written);
+      flag([&](bool v) { arch.learned_positions = !v; });
+    } else if (name == "untie-embeddings-and-output-weights") {
+      arch.written.push_back(written);
+      flag([&](bool v) { arch.untied = v; });
+    } else if (name == "disable-bias-linear") {
+      flag([&](bool v) { arch.no_bias = v ? written : std::string(); });
+    }
     else if (name == "bf16") s.mutable_training()->set_precision(BF16);
     else if (name == "fp16") s.mutable_training()->set_precision(FP16);
     else if (name == "fp8-format") s.mutable_training()->set_precision(FP8);
@@ -168,6 +282,8 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
     else if (no_effect().count(name)) r.notes.push_back(fmt::format("{}: does not change an iteration's time; ignored", written));
     else r.errors.push_back(fmt::format("{}: no scenario field maps --{}", written, name));
   }
+  apply_architecture(arch, s, r);
+  apply_vocabulary(arch, s, r);
   if (grad_reduce_in_bf16) s.mutable_training()->set_accumulate_allreduce_grads_in_fp32(false);
   else if (grads_in_fp32) s.mutable_training()->set_accumulate_allreduce_grads_in_fp32(true);
   if (layers_per_virtual > 0) {

@@ -88,16 +88,109 @@ TEST(ImportMegatron, NemoOverridesMapToTheSameFields) {
 }
 
 TEST(ImportMegatron, EveryArgumentItCannotMapIsAnError) {
-  const auto r = import_megatron({"--swiglu", "--tensor-model-parallel-size", "x", "--recompute-method", "block",
+  const auto r = import_megatron({"--qk-layernorm", "--tensor-model-parallel-size", "x", "--recompute-method", "block",
                                   "model.moe_router=topk", "stray", "--num-experts", "8"},
                                  cluster("gpt3-175b", 1));
   ASSERT_EQ(r.errors.size(), 6u);
   EXPECT_EQ(r.errors[0], "model.moe_router=topk: no scenario field for the NeMo key model.moe_router");
   EXPECT_EQ(r.errors[1], "stray: not an argument (expected --name [value] or a NeMo key=value)");
-  EXPECT_EQ(r.errors[2], "--swiglu: no scenario field maps --swiglu");
+  EXPECT_EQ(r.errors[2], "--qk-layernorm: no scenario field maps --qk-layernorm");
   EXPECT_EQ(r.errors[3], "--tensor-model-parallel-size: expected a positive integer, got \"x\"");
   EXPECT_NE(r.errors[4].find("only the uniform method maps"), std::string::npos);
   EXPECT_EQ(r.errors[5], "--num-experts: no scenario field maps --num-experts");
+}
+
+// A Llama model as Megatron-LM's own Llama scripts describe it, without a preset: the four
+// architecture flags name the LLAMA family, and --vocab-size is padded as Megatron pads it
+// (to a multiple of 128 × the tensor size).
+TEST(ImportMegatron, LlamaArchitectureFlagsNameTheFamily) {
+  Scenario base;
+  base.mutable_cluster()->set_preset("dgx-h100");
+  base.mutable_cluster()->set_nodes(2);
+  const auto r = import_megatron(
+      {"--num-layers", "32", "--hidden-size", "4096", "--ffn-hidden-size", "14336", "--num-attention-heads", "32",
+       "--group-query-attention", "--num-query-groups", "8", "--seq-length", "8192", "--max-position-embeddings",
+       "8192", "--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope",
+       "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--vocab-size", "128256",
+       "--tensor-model-parallel-size", "4", "--micro-batch-size", "1", "--global-batch-size", "64", "--bf16",
+       "--rotary-base", "500000"},
+      base);
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(r.scenario.model().family(), LLAMA);
+  EXPECT_EQ(r.scenario.model().vocab_size(), 128512);  // 128256 up to a multiple of 128 × 4
+  ASSERT_EQ(r.notes.size(), 2u);  // --rotary-base, then the padding
+  EXPECT_EQ(r.notes[1], "--vocab-size 128256: padded to 128512, a multiple of 512 (128 × tensor 4), as Megatron-LM pads it");
+  auto loaded = load_text(text_of(r.scenario), "i.textproto");
+  ASSERT_TRUE(std::holds_alternative<LoadedScenario>(loaded))
+      << std::get<std::vector<Diagnostic>>(loaded).front().str();
+  const auto& model = std::get<LoadedScenario>(loaded).training.model;
+  EXPECT_EQ(model.family, models::Family::LLAMA);
+  EXPECT_FALSE(model.tied_embedding);
+  EXPECT_EQ(model.max_positions, 0);  // rotary: no learned table
+  EXPECT_EQ(model.vocab, 128512);
+
+  // Megatron-LM's older spelling of rotary positions, and a tensor size given after the
+  // vocabulary (the padding reads the final one); without --disable-bias-linear a note says
+  // that the run's biases are left out.
+  const auto older = import_megatron({"--vocab-size=50257", "--swiglu", "--normalization=RMSNorm",
+                                      "--use-rotary-position-embeddings", "--untie-embeddings-and-output-weights",
+                                      "--tensor-model-parallel-size", "8"},
+                                     cluster("llama3-8b", 1));
+  EXPECT_TRUE(older.errors.empty()) << older.errors.front();
+  EXPECT_EQ(older.scenario.model().family(), LLAMA);
+  EXPECT_EQ(older.scenario.model().vocab_size(), 51200);  // a multiple of 1024
+  ASSERT_EQ(older.notes.size(), 2u);
+  EXPECT_NE(older.notes[0].find("without --disable-bias-linear"), std::string::npos) << older.notes[0];
+
+  // The GPT defaults written out name the GPT family; a Llama preset keeps its own family
+  // when no architecture flag is given, and --disable-bias-linear then needs none.
+  const auto gpt = import_megatron({"--normalization", "LayerNorm", "--position-embedding-type", "learned_absolute"},
+                                   cluster("llama3-8b", 1));
+  EXPECT_TRUE(gpt.errors.empty()) << gpt.errors.front();
+  EXPECT_EQ(gpt.scenario.model().family(), GPT);
+  const auto preset = import_megatron({"--disable-bias-linear"}, cluster("llama3-8b", 1));
+  EXPECT_TRUE(preset.errors.empty()) << preset.errors.front();
+  EXPECT_EQ(preset.scenario.model().family(), FAMILY_UNSPECIFIED);
+  EXPECT_TRUE(preset.notes.empty());
+}
+
+// Flags that mix the families, or that no family has, are errors naming them and what each
+// family is; so are values Megatron-LM would refuse or trainsim has no family for.
+TEST(ImportMegatron, ArchitectureNoFamilyHasIsAnError) {
+  const auto mixed = import_megatron({"--swiglu", "--num-layers", "4"}, cluster("gpt3-175b", 1));
+  ASSERT_EQ(mixed.errors.size(), 1u);
+  EXPECT_EQ(mixed.errors[0].rfind("--swiglu: no model family trainsim builds has this architecture: GPT is", 0), 0u)
+      << mixed.errors[0];
+  EXPECT_NE(mixed.errors[0].find("LLAMA is --swiglu --normalization RMSNorm --position-embedding-type rope "
+                                 "--untie-embeddings-and-output-weights"),
+            std::string::npos);
+  const auto no_positions =
+      import_megatron({"--swiglu", "--normalization", "RMSNorm", "--no-position-embedding",
+                       "--untie-embeddings-and-output-weights"},
+                      cluster("gpt3-175b", 1));
+  ASSERT_EQ(no_positions.errors.size(), 1u);
+  EXPECT_EQ(no_positions.errors[0].rfind("--swiglu --normalization RMSNorm --no-position-embedding "
+                                         "--untie-embeddings-and-output-weights: no model family",
+                                         0),
+            0u)
+      << no_positions.errors[0];
+  const auto values = import_megatron({"--normalization", "BatchNorm", "--position-embedding-type", "alibi"},
+                                      cluster("gpt3-175b", 1));
+  ASSERT_EQ(values.errors.size(), 2u);
+  EXPECT_EQ(values.errors[0], "--normalization: expected LayerNorm or RMSNorm, got \"BatchNorm\"");
+  EXPECT_EQ(values.errors[1],
+            "--position-embedding-type: expected learned_absolute (GPT) or rope (LLAMA), got \"alibi\"");
+  const auto gpt_without_bias = import_megatron({"--disable-bias-linear"}, cluster("gpt3-175b", 1));
+  ASSERT_EQ(gpt_without_bias.errors.size(), 1u);
+  EXPECT_EQ(gpt_without_bias.errors[0].rfind("--disable-bias-linear: trainsim's GPT family has linear biases", 0), 0u);
+  const auto both_vocabularies =
+      import_megatron({"--vocab-size", "50257", "--padded-vocab-size", "50304"}, cluster("gpt3-175b", 1));
+  ASSERT_EQ(both_vocabularies.errors.size(), 1u);
+  EXPECT_NE(both_vocabularies.errors[0].find("give one"), std::string::npos);
+  const auto multiple_alone = import_megatron({"--make-vocab-size-divisible-by", "64"}, cluster("gpt3-175b", 1));
+  EXPECT_TRUE(multiple_alone.errors.empty());
+  ASSERT_EQ(multiple_alone.notes.size(), 1u);
+  EXPECT_NE(multiple_alone.notes[0].find("pads --vocab-size, which is not given"), std::string::npos);
 }
 
 TEST(ImportDeepSpeed, MapsBatchesZeroPrecisionAndOptimizer) {
