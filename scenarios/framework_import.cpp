@@ -334,6 +334,16 @@ ImportResult import_deepspeed(const std::string& json_text, const Scenario& base
           else s.mutable_strategy()->set_zero_stage(zv.get<int>());
         } else if (zk == "overlap_comm") {
           if (zv.is_boolean() && zv.get<bool>()) s.mutable_strategy()->set_overlap_grad_reduce(true);
+        } else if (zk == "reduce_scatter" || zk == "allgather_partitions") {
+          // DeepSpeed's defaults (true): gradients reduce-scattered, the updated partitions
+          // all-gathered, as trainsim's sharded optimizer moves them; false swaps in an
+          // all-reduce or broadcasts, which it does not model.
+          if (zv.is_boolean() && zv.get<bool>())
+            r.notes.push_back(fmt::format("zero_optimization.{}: true, as trainsim models it (DeepSpeed's default)", zk));
+          else
+            r.errors.push_back(fmt::format("zero_optimization.{}: only true maps (reduce-scatter the gradients, "
+                                           "all-gather the partitions); got {}",
+                                           zk, zv.dump()));
         } else if (zk == "reduce_bucket_size" || zk == "allgather_bucket_size" || zk == "contiguous_gradients") {
           r.notes.push_back(fmt::format("zero_optimization.{}: trainsim uses Megatron's bucket rule; ignored", zk));
         } else {
@@ -350,8 +360,13 @@ ImportResult import_deepspeed(const std::string& json_text, const Scenario& base
     } else if (key == "activation_checkpointing") {
       s.mutable_strategy()->set_recompute("full");
       r.notes.push_back("activation_checkpointing: mapped to full recompute (every layer's input kept)");
+    } else if (key == "flops_profiler" && enabled(v)) {
+      r.errors.push_back("flops_profiler: enabled, it profiles one step (profile_step) slower than the others; "
+                         "trainsim predicts a steady iteration (disable it)");
     } else if (key == "gradient_clipping" || key == "steps_per_print" || key == "wall_clock_breakdown" ||
-               key == "scheduler") {
+               key == "scheduler" || key == "flops_profiler" || key == "tensorboard" || key == "wandb" ||
+               key == "csv_monitor" || key == "comet" || key == "zero_allow_untested_optimizer" ||
+               key == "prescale_gradients" || key == "gradient_predivide_factor") {
       r.notes.push_back(fmt::format("{}: does not change an iteration's time; ignored", key));
     } else {
       r.errors.push_back(fmt::format("{}: no scenario field maps it", key));

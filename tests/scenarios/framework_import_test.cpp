@@ -207,6 +207,27 @@ TEST(ImportDeepSpeed, MapsBatchesZeroPrecisionAndOptimizer) {
   EXPECT_EQ(r.scenario.training().optimizer(), ADAM);
 }
 
+// A config as DeepSpeed's examples write it: the defaults of the sharded optimizer's
+// communication spelled out, monitoring and scaling keys, and a disabled profiler map or
+// are noted.
+TEST(ImportDeepSpeed, DefaultsAndMonitoringAreNoted) {
+  const auto r = import_deepspeed(R"({"train_batch_size": 512, "zero_optimization": {"stage": 1,
+      "reduce_scatter": true, "allgather_partitions": true}, "tensorboard": {"enabled": true},
+      "wandb": {"enabled": false}, "flops_profiler": {"enabled": false}, "zero_allow_untested_optimizer": true,
+      "prescale_gradients": false})",
+                                  cluster("gpt-1.7b", 4));
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(r.notes.size(), 7u);
+  EXPECT_EQ(r.notes[0], "flops_profiler: does not change an iteration's time; ignored");
+  const auto refused = import_deepspeed(R"({"zero_optimization": {"reduce_scatter": false},
+      "flops_profiler": {"enabled": true, "profile_step": 1}})",
+                                        cluster("gpt-1.7b", 4));
+  ASSERT_EQ(refused.errors.size(), 2u);
+  EXPECT_EQ(refused.errors[0].rfind("flops_profiler: enabled, it profiles one step", 0), 0u) << refused.errors[0];
+  EXPECT_EQ(refused.errors[1], "zero_optimization.reduce_scatter: only true maps (reduce-scatter the gradients, "
+                               "all-gather the partitions); got false");
+}
+
 TEST(ImportDeepSpeed, EveryKeyItCannotMapIsAnError) {
   const auto r = import_deepspeed(R"({"zero_optimization": {"stage": 5, "offload_optimizer": {"device": "cpu"}},
       "train_batch_size": -1, "comms_logger": {}})",
