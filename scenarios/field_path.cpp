@@ -1,5 +1,6 @@
 #include "scenarios/field_path.hpp"
 
+#include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
 #include <fmt/format.h>
@@ -46,6 +47,13 @@ void collect(const pb::Descriptor* type, FieldPath prefix, std::vector<FieldPath
   }
 }
 
+// A value that does not parse is reported by set_field, naming the field and what is valid;
+// protobuf's own log line about it would only repeat that on stderr.
+class QuietErrors final : public pb::io::ErrorCollector {
+ public:
+  void AddError(int, pb::io::ColumnNumber, const std::string&) override {}
+};
+
 }  // namespace
 
 std::variant<FieldPath, std::string> resolve_field(std::string_view path) {
@@ -85,7 +93,10 @@ std::string set_field(Scenario& scenario, const FieldPath& path, const std::stri
     m->GetReflection()->SetString(m, leaf, value);
     return "";
   }
-  if (!pb::TextFormat::ParseFieldValueFromString(value, leaf, m)) {
+  QuietErrors quiet;
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&quiet);
+  if (!parser.ParseFieldValueFromString(value, leaf, m)) {
     std::string valid = leaf->cpp_type_name();
     if (leaf->enum_type() != nullptr) {
       valid.clear();

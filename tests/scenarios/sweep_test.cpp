@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <cstdlib>
 #include <string>
 #include <variant>
@@ -99,6 +101,23 @@ TEST(Sweep, DivisionByZeroBreaksTheConstraint) {
 })");
   EXPECT_TRUE(plan.broken_constraint(plan.variant(0)).has_value());
   EXPECT_FALSE(plan.broken_constraint(plan.variant(1)).has_value());
+}
+
+// A value of the wrong type is reported once, by the sweep's diagnostic above: protobuf's
+// parser, which set_field asks, logs nothing of its own to stderr.
+std::vector<std::string> protobuf_log;
+TEST(Sweep, ValueThatDoesNotParseIsReportedOnlyByItsDiagnostic) {
+  protobuf_log.clear();
+  auto* before = google::protobuf::SetLogHandler(
+      [](google::protobuf::LogLevel, const char*, int, const std::string& message) { protobuf_log.push_back(message); });
+  const std::string errors = errors_of(R"(sweep {
+  axis { field: "training.micro_batch_size" values: ["1", "x"] }
+})");
+  google::protobuf::SetLogHandler(before);
+  EXPECT_NE(errors.find("sweep.axis[0].values[1]: \"x\" is not a value of training.micro_batch_size (valid: int64)"),
+            std::string::npos)
+      << errors;
+  EXPECT_TRUE(protobuf_log.empty()) << protobuf_log.front();
 }
 
 TEST(Sweep, ProblemsOfTheBlockArePlacedAndListWhatIsValid) {
