@@ -1192,7 +1192,25 @@ Lowered Lowering::run() {
       else return x;
     };
     auto add_folded = [&](const Step& head, const auto& items, const Folded& f, std::uint64_t tp_collectives) {
-      sim::PlanBuilder::TaskSpec ts = spec_of(head, item_of(items.front()));
+      // Named in traces and critical paths as the computation that most of its time is (a
+      // stage's forward may open with the all-gather of the activations it received,
+      // scattered over the tensor group; a backward holds its recomputed forward): its first
+      // compute item of that category, or its first item when it computes nothing.
+      std::size_t most = static_cast<std::size_t>(Category::COUNT);
+      for (const Category c : {Category::COMPUTE, Category::RECOMPUTE, Category::OPTIMIZER}) {
+        const auto k = static_cast<std::size_t>(c);
+        if (f.parts[k].ps > 0 && (most == static_cast<std::size_t>(Category::COUNT) || f.parts[k] > f.parts[most]))
+          most = k;
+      }
+      const Item* named = &item_of(items.front());
+      for (const auto& each : items) {
+        const Item& x = item_of(each);
+        if (x.kind == Item::Kind::COMPUTE && static_cast<std::size_t>(x.category) == most) {
+          named = &x;
+          break;
+        }
+      }
+      sim::PlanBuilder::TaskSpec ts = spec_of(head, *named);
       ts.stream = COMPUTE_STREAM;
       ts.mem_class = static_cast<std::uint8_t>(MemClass::ACTIVATIONS);
       ts.mem_on_host = false;
@@ -1210,6 +1228,7 @@ Lowered Lowering::run() {
         sim::OpDescriptor d;
         d.kind = sim::OpDescriptor::Kind::FOLDED;
         d.dtype = hardware::to_string(program_.spec.dtype);
+        if (named->kind == Item::Kind::COMPUTE) d.name = segment_name(program_, role, *named) + "…";
         for (const auto& each : items) {
           const Item& x = item_of(each);
           if (x.kind == Item::Kind::COLLECTIVE) {

@@ -146,6 +146,44 @@ TEST(Lower, FoldedTasksSlowOnlyTheirComputeAndSharedLinks) {
 }
 
 
+// A folded task is named after the computation that most of its time is: a stage's forward
+// run opens with the tensor all-gather of the activations it received scattered
+// (pipeline-communication category) and a backward under full recompute opens with the
+// recomputed forward, yet traces and critical paths show them as the forward and the
+// backward they are, computing.
+TEST(Lower, FoldedTasksAreNamedAfterWhatMostOfTheirTimeIs) {
+  auto spec = testing::gpt_spec(2, 2, 2, 8);  // tensor 2 without sequence parallelism: scatter/gather
+  spec.recompute = Recompute::FULL;
+  const Program prog = build_program(spec);
+  ASSERT_EQ(prog.roles[1].chunks[0].forward.front().label, "pp-gather-activations");
+  ASSERT_EQ(prog.roles[0].chunks[0].backward.front().label, "pp-gather-gradients");
+  LowerOptions options;
+  options.describe_ops = true;
+  const Lowered fast = lower(prog, testing::a100_cluster(8), testing::a100_cost(), Fidelity::FAST, options);
+  const sim::Plan& plan = fast.plan;
+  int forwards = 0, backwards = 0;
+  for (sim::TaskId t = 0; t < plan.size(); ++t) {
+    const std::uint32_t p = fast.parts_of_task[t];
+    if (p == sim::NONE) continue;
+    const auto& parts = fast.parts[p];
+    const auto compute = parts[static_cast<int>(Category::COMPUTE)], recompute = parts[static_cast<int>(Category::RECOMPUTE)];
+    EXPECT_EQ(plan.category[t], static_cast<std::uint8_t>(compute >= recompute ? Category::COMPUTE : Category::RECOMPUTE));
+    const std::string& label = plan.label_names[plan.label[t]];
+    const std::string& op = plan.ops[plan.op_of_task[t]].name;
+    if (label == "fwd") {
+      ++forwards;
+      EXPECT_NE(op.find(".fwd"), std::string::npos) << op;
+    } else {
+      EXPECT_EQ(label, "bwd");
+      ++backwards;
+      EXPECT_GT(recompute.ps, 0);  // the recomputed forward is in it, but not what names it
+      EXPECT_NE(op.find(".bwd"), std::string::npos) << op;
+    }
+  }
+  EXPECT_EQ(forwards, 2 * 4);  // each stage runs 8 / (data 2) micro-batches
+  EXPECT_EQ(backwards, 2 * 4);
+}
+
 // Summary-only simulation keeps no per-task timeline and gives the same iteration time,
 // memory peaks and event counts, in both fidelities.
 TEST(Lower, SummaryOnlySimulationKeepsTheFigures) {
