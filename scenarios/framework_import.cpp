@@ -4,6 +4,7 @@
 #include <charconv>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -133,6 +134,33 @@ void apply_vocabulary(const Architecture& a, Scenario& s, ImportResult& r) {
                                 a.vocab, padded, multiple, a.vocab_multiple, std::max<std::int64_t>(1, s.parallel().tensor())));
 }
 
+// NeMo's model architecture keys, whose values are spelled apart from Megatron-LM's flags:
+// the flag and value they stand for; none with `error` set when the value has no flag, and
+// with it empty when the key is none of these.
+std::optional<std::pair<std::string, std::string>> nemo_architecture(const std::string& key, const std::string& value,
+                                                                     std::string& error) {
+  const bool truth = value == "true" || value == "True", falsity = value == "false" || value == "False";
+  if (key == "model.activation") {
+    if (value == "swiglu" || value == "fast-swiglu") return std::pair{"swiglu", "true"};
+    if (value == "gelu") return std::pair{"swiglu", "false"};
+    error = fmt::format("expected gelu (GPT), swiglu or fast-swiglu (LLAMA), got \"{}\"", value);
+  } else if (key == "model.normalization") {
+    if (value == "rmsnorm") return std::pair{"normalization", "RMSNorm"};
+    if (value == "layernorm") return std::pair{"normalization", "LayerNorm"};
+    error = fmt::format("expected layernorm (GPT) or rmsnorm (LLAMA), got \"{}\"", value);
+  } else if (key == "model.position_embedding_type") {
+    return std::pair{"position-embedding-type", value};
+  } else if (key == "model.share_embeddings_and_output_weights" || key == "model.bias") {
+    const std::string flag =
+        key == "model.bias" ? "disable-bias-linear" : "untie-embeddings-and-output-weights";  // both say the opposite
+    if (truth || falsity) return std::pair{flag, truth ? "false" : "true"};
+    error = fmt::format("expected True or False, got \"{}\"", value);
+  } else if (key == "model.make_vocab_size_divisible_by") {
+    return std::pair{"make-vocab-size-divisible-by", value};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ImportResult import_megatron(const std::vector<std::string>& args, const Scenario& base) {
@@ -159,13 +187,16 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       std::replace(name.begin(), name.end(), '_', '-');
       items.emplace_back(name, value, a);
     } else if (const auto eq = a.find('='); eq != std::string::npos) {
-      const std::string key = a.substr(0, eq);
-      const auto it = nemo_keys().find(key);
-      if (it == nemo_keys().end()) {
-        r.errors.push_back(fmt::format("{}: no scenario field for the NeMo key {}", a, key));
-        continue;
+      const std::string key = a.substr(0, eq), value = a.substr(eq + 1);
+      std::string error;
+      if (const auto it = nemo_keys().find(key); it != nemo_keys().end()) {
+        items.emplace_back(it->second, value, a);
+      } else if (auto item = nemo_architecture(key, value, error)) {
+        items.emplace_back(item->first, item->second, a);
+      } else {
+        r.errors.push_back(error.empty() ? fmt::format("{}: no scenario field for the NeMo key {}", a, key)
+                                         : fmt::format("{}: {}", a, error));
       }
-      items.emplace_back(it->second, a.substr(eq + 1), a);
     } else {
       r.errors.push_back(fmt::format("{}: not an argument (expected --name [value] or a NeMo key=value)", a));
     }
@@ -218,11 +249,11 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       arch.written.push_back(written);
       flag([&](bool v) { arch.swiglu = v; });
     } else if (name == "normalization") {
-      arch.written.push_back(fmt::format("--normalization {}", value));
+      arch.written.push_back(written.find('=') != std::string::npos ? written : fmt::format("{} {}", written, value));
       if (value == "RMSNorm" || value == "LayerNorm") arch.rms_norm = value == "RMSNorm";
       else r.errors.push_back(fmt::format("{}: expected LayerNorm or RMSNorm, got \"{}\"", written, value));
     } else if (name == "position-embedding-type") {
-      arch.written.push_back(fmt::format("--position-embedding-type {}", value));
+      arch.written.push_back(written.find('=') != std::string::npos ? written : fmt::format("{} {}", written, value));
       if (value == "rope" || value == "learned_absolute") {
         arch.rope = value == "rope";
         arch.learned_positions = !arch.rope;

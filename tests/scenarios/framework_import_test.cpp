@@ -87,6 +87,36 @@ TEST(ImportMegatron, NemoOverridesMapToTheSameFields) {
   EXPECT_EQ(r.scenario.training().precision(), BF16);
 }
 
+// NeMo's architecture keys, with their own spellings of the values, name the family as
+// Megatron-LM's flags do; a value with no family is an error naming what is valid.
+TEST(ImportMegatron, NemoArchitectureKeysNameTheFamily) {
+  const auto r = import_megatron({"model.activation=fast-swiglu", "model.normalization=rmsnorm",
+                                  "model.position_embedding_type=rope", "model.share_embeddings_and_output_weights=False",
+                                  "model.bias=False", "model.make_vocab_size_divisible_by=128",
+                                  "model.tensor_model_parallel_size=2"},
+                                 cluster("llama3-8b", 1));
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(r.scenario.model().family(), LLAMA);
+  ASSERT_EQ(r.notes.size(), 1u);  // a bias-free LLAMA: only that there is no --vocab-size to pad
+  EXPECT_NE(r.notes[0].find("pads --vocab-size, which is not given"), std::string::npos) << r.notes[0];
+  const auto gpt = import_megatron({"model.activation=gelu", "model.normalization=layernorm", "model.bias=True",
+                                    "model.share_embeddings_and_output_weights=True"},
+                                   cluster("llama3-8b", 1));
+  EXPECT_TRUE(gpt.errors.empty()) << gpt.errors.front();
+  EXPECT_EQ(gpt.scenario.model().family(), GPT);
+  const auto bad = import_megatron({"model.activation=squared-relu", "model.normalization=layernorm1p",
+                                    "model.bias=maybe", "model.activation=fast-swiglu"},
+                                   cluster("llama3-8b", 1));
+  ASSERT_EQ(bad.errors.size(), 4u);
+  EXPECT_EQ(bad.errors[0], "model.activation=squared-relu: expected gelu (GPT), swiglu or fast-swiglu (LLAMA), got "
+                           "\"squared-relu\"");
+  EXPECT_EQ(bad.errors[1], "model.normalization=layernorm1p: expected layernorm (GPT) or rmsnorm (LLAMA), got "
+                           "\"layernorm1p\"");
+  EXPECT_EQ(bad.errors[2], "model.bias=maybe: expected True or False, got \"maybe\"");
+  EXPECT_EQ(bad.errors[3].rfind("model.activation=fast-swiglu: no model family trainsim builds has this", 0), 0u)
+      << bad.errors[3];
+}
+
 TEST(ImportMegatron, EveryArgumentItCannotMapIsAnError) {
   const auto r = import_megatron({"--qk-layernorm", "--tensor-model-parallel-size", "x", "--recompute-method", "block",
                                   "model.moe_router=topk", "stray", "--num-experts", "8"},
