@@ -26,7 +26,10 @@ const std::set<std::string>& no_effect() {
       "save", "load", "log-interval", "eval-interval", "eval-iters", "save-interval", "train-iters",
       "train-samples", "split", "distributed-backend", "tensorboard-dir", "wandb-project", "exit-interval",
       "attention-dropout", "hidden-dropout", "no-masked-softmax-fusion", "no-bias-gelu-fusion", "norm-epsilon",
-      "layernorm-epsilon", "rotary-base", "rotary-percent"};
+      "layernorm-epsilon", "rotary-base", "rotary-percent", "distributed-timeout-minutes", "log-throughput",
+      "log-timers-to-tensorboard", "log-validation-ppl-to-tensorboard", "tensorboard-log-interval", "ckpt-format",
+      "no-load-optim", "no-load-rng", "no-save-optim", "no-save-rng", "data-cache-path", "num-workers",
+      "dataloader-type", "mock-data"};
   return names;
 }
 

@@ -143,13 +143,13 @@ TEST(ImportMegatron, LlamaArchitectureFlagsNameTheFamily) {
        "8192", "--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope",
        "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--vocab-size", "128256",
        "--tensor-model-parallel-size", "4", "--micro-batch-size", "1", "--global-batch-size", "64", "--bf16",
-       "--rotary-base", "500000"},
+       "--rotary-base", "500000", "--mock-data", "--distributed-timeout-minutes", "60"},
       base);
   EXPECT_TRUE(r.errors.empty()) << r.errors.front();
   EXPECT_EQ(r.scenario.model().family(), LLAMA);
   EXPECT_EQ(r.scenario.model().vocab_size(), 128512);  // 128256 up to a multiple of 128 × 4
-  ASSERT_EQ(r.notes.size(), 2u);  // --rotary-base, then the padding
-  EXPECT_EQ(r.notes[1], "--vocab-size 128256: padded to 128512, a multiple of 512 (128 × tensor 4), as Megatron-LM pads it");
+  ASSERT_EQ(r.notes.size(), 4u);  // --rotary-base, --mock-data, --distributed-timeout-minutes, then the padding
+  EXPECT_EQ(r.notes[3], "--vocab-size 128256: padded to 128512, a multiple of 512 (128 × tensor 4), as Megatron-LM pads it");
   auto loaded = load_text(text_of(r.scenario), "i.textproto");
   ASSERT_TRUE(std::holds_alternative<LoadedScenario>(loaded))
       << std::get<std::vector<Diagnostic>>(loaded).front().str();
