@@ -1191,25 +1191,26 @@ Lowered Lowering::run() {
       if constexpr (std::is_pointer_v<std::decay_t<decltype(x)>>) return *x;
       else return x;
     };
-    auto add_folded = [&](const Step& head, const auto& items, const Folded& f, std::uint64_t tp_collectives) {
-      // Named in traces and critical paths as the computation that most of its time is (a
-      // stage's forward may open with the all-gather of the activations it received,
-      // scattered over the tensor group; a backward holds its recomputed forward): its first
-      // compute item of that category, or its first item when it computes nothing.
+    // What names a folded task in traces and critical paths: the computation that most of its
+    // time is (a stage's forward may open with the all-gather of the activations it received,
+    // scattered over the tensor group; a backward under recompute opens with the recomputed
+    // forward), as its first compute item of that category, or its first item when it
+    // computes nothing.
+    auto naming_item = [&](const auto& items, const Folded& f) -> const Item* {
       std::size_t most = static_cast<std::size_t>(Category::COUNT);
-      for (const Category c : {Category::COMPUTE, Category::RECOMPUTE, Category::OPTIMIZER}) {
-        const auto k = static_cast<std::size_t>(c);
+      for (const Category cat : {Category::COMPUTE, Category::RECOMPUTE, Category::OPTIMIZER}) {
+        const auto k = static_cast<std::size_t>(cat);
         if (f.parts[k].ps > 0 && (most == static_cast<std::size_t>(Category::COUNT) || f.parts[k] > f.parts[most]))
           most = k;
       }
-      const Item* named = &item_of(items.front());
       for (const auto& each : items) {
         const Item& x = item_of(each);
-        if (x.kind == Item::Kind::COMPUTE && static_cast<std::size_t>(x.category) == most) {
-          named = &x;
-          break;
-        }
+        if (x.kind == Item::Kind::COMPUTE && static_cast<std::size_t>(x.category) == most) return &x;
       }
+      return &item_of(items.front());
+    };
+    auto add_folded = [&](const Step& head, const auto& items, const Item* named, const Folded& f,
+                          std::uint64_t tp_collectives) {
       sim::PlanBuilder::TaskSpec ts = spec_of(head, *named);
       ts.stream = COMPUTE_STREAM;
       ts.mem_class = static_cast<std::uint8_t>(MemClass::ACTIVATIONS);
@@ -1344,6 +1345,7 @@ Lowered Lowering::run() {
     struct WholeTemplate {
       const TemplatePrefix* prefix = nullptr;
       const Folded* outcome = nullptr;  // the whole run's fold_cache_ entry
+      const Item* named = nullptr;      // what names its task (naming_item)
     };
     std::vector<WholeTemplate> whole_template(role.chunks.size() * 2);
     for (std::size_t i = 0; i < role.steps.size(); ++i) {
@@ -1381,9 +1383,16 @@ Lowered Lowering::run() {
           const std::uint32_t end = step.index + step.count;
           if (pre.not_local_before[end] == pre.not_local_before[step.index]) {
             const Folded* outcome = w.outcome;
-            if (!step.whole_run) outcome = &fold_run(role, step, c);
-            else if (outcome == nullptr) outcome = w.outcome = &fold_run(role, step, c);
-            first[i] = last[i] = add_folded(step, items, *outcome, pre.collectives_before[end] - pre.collectives_before[step.index]);
+            const Item* named = w.named;
+            if (!step.whole_run) {
+              outcome = &fold_run(role, step, c);
+              named = naming_item(items, *outcome);
+            } else if (outcome == nullptr) {
+              outcome = w.outcome = &fold_run(role, step, c);
+              named = w.named = naming_item(items, *outcome);
+            }
+            first[i] = last[i] =
+                add_folded(step, items, named, *outcome, pre.collectives_before[end] - pre.collectives_before[step.index]);
             continue;
           }
         }
@@ -1413,7 +1422,8 @@ Lowered Lowering::run() {
             folded.push_back(&role.item(role.steps[k]));
             collectives += folded.back()->kind == Item::Kind::COLLECTIVE;
           }
-          const std::uint32_t task = add_folded(step, folded, fold(role, g, c), collectives);
+          const Folded& outcome = fold(role, g, c);
+          const std::uint32_t task = add_folded(step, folded, naming_item(folded, outcome), outcome, collectives);
           for (std::uint32_t k = g.first; k <= g.last; ++k) first[k] = last[k] = task;
           i = g.last;
           continue;
