@@ -29,7 +29,8 @@ const std::set<std::string>& no_effect() {
       "layernorm-epsilon", "rotary-base", "rotary-percent", "distributed-timeout-minutes", "log-throughput",
       "log-timers-to-tensorboard", "log-validation-ppl-to-tensorboard", "tensorboard-log-interval", "ckpt-format",
       "no-load-optim", "no-load-rng", "no-save-optim", "no-save-rng", "data-cache-path", "num-workers",
-      "dataloader-type", "mock-data"};
+      "dataloader-type", "mock-data", "log-world-size-to-tensorboard", "log-memory-to-tensorboard",
+      "timing-log-level", "exit-duration-in-mins"};
   return names;
 }
 
@@ -75,6 +76,7 @@ struct Architecture {
   std::int64_t vocab = 0;          // --vocab-size: the tokenizer's, before Megatron pads it
   std::int64_t vocab_multiple = 128;  // --make-vocab-size-divisible-by (Megatron's default)
   std::string vocab_multiple_written;
+  std::int64_t kv_channels = 0;  // --kv-channels: the head size, which trainsim takes as hidden / heads
 };
 
 // The family the base scenario already gives: its field, its preset's, or a Hugging Face
@@ -87,6 +89,14 @@ models::Family base_family(const Scenario& s) {
 }
 
 void apply_architecture(const Architecture& a, Scenario& s, ImportResult& r) {
+  if (a.kv_channels > 0) {
+    // Megatron-LM's default is hidden / heads; another head size has no field here.
+    const std::int64_t hidden = s.model().hidden_size(), heads = s.model().num_attention_heads();
+    if (hidden == 0 || heads == 0 || hidden % heads != 0 || hidden / heads != a.kv_channels)
+      r.errors.push_back(fmt::format("--kv-channels {}: trainsim's heads are hidden / heads wide (--hidden-size {}, "
+                                     "--num-attention-heads {}); another head size has no scenario field",
+                                     a.kv_channels, hidden, heads));
+  }
   const std::string flags = fmt::format("{}", fmt::join(a.written, " "));
   models::Family family = base_family(s);
   if (!a.written.empty()) {
@@ -126,15 +136,17 @@ void apply_vocabulary(const Architecture& a, Scenario& s, ImportResult& r) {
     return;
   }
   if (s.model().has_vocab_size()) {
-    r.errors.push_back("--vocab-size and --padded-vocab-size: give one (--vocab-size is padded as Megatron-LM pads it)");
+    r.errors.push_back(
+        "--vocab-size and --padded-vocab-size: give one (--vocab-size is padded as Megatron-LM pads it)");
     return;
   }
-  const std::int64_t multiple = a.vocab_multiple * std::max<std::int64_t>(1, s.parallel().tensor());
+  const std::int64_t tensor = std::max<std::int64_t>(1, s.parallel().tensor());
+  const std::int64_t multiple = a.vocab_multiple * tensor;
   const std::int64_t padded = (a.vocab + multiple - 1) / multiple * multiple;
   s.mutable_model()->set_vocab_size(padded);
   r.notes.push_back(fmt::format("--vocab-size {}: padded to {}, a multiple of {} ({} × tensor {}), as Megatron-LM "
                                 "pads it",
-                                a.vocab, padded, multiple, a.vocab_multiple, std::max<std::int64_t>(1, s.parallel().tensor())));
+                                a.vocab, padded, multiple, a.vocab_multiple, tensor));
 }
 
 // NeMo's model architecture keys, whose values are spelled apart from Megatron-LM's flags:
@@ -243,6 +255,17 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       need_int([&](auto v) { s.mutable_model()->set_max_position_embeddings(v); });
     else if (name == "padded-vocab-size") need_int([&](auto v) { s.mutable_model()->set_vocab_size(v); });
     else if (name == "vocab-size") need_int([&](auto v) { arch.vocab = v; });
+    else if (name == "kv-channels") need_int([&](auto v) { arch.kv_channels = v; });
+    else if (name == "use-mcore-models")
+      r.notes.push_back(fmt::format("{}: Megatron-Core's models, which trainsim models", written));
+    else if (name == "transformer-impl") {
+      if (value == "transformer_engine")
+        r.notes.push_back(fmt::format("{} {}: Transformer Engine's layers, which trainsim models", written, value));
+      else
+        r.errors.push_back(fmt::format("{}: only transformer_engine maps (trainsim models Transformer Engine's "
+                                       "layers and their overlaps), got \"{}\"",
+                                       written, value));
+    }
     else if (name == "make-vocab-size-divisible-by")
       need_int([&](auto v) {
         arch.vocab_multiple = v;
@@ -261,7 +284,8 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
         arch.rope = value == "rope";
         arch.learned_positions = !arch.rope;
       } else {
-        r.errors.push_back(fmt::format("{}: expected learned_absolute (GPT) or rope (LLAMA), got \"{}\"", written, value));
+        r.errors.push_back(
+            fmt::format("{}: expected learned_absolute (GPT) or rope (LLAMA), got \"{}\"", written, value));
       }
     } else if (name == "use-rotary-position-embeddings") {
       arch.written.push_back(written);
@@ -373,7 +397,8 @@ ImportResult import_deepspeed(const std::string& json_text, const Scenario& base
           // all-gathered, as trainsim's sharded optimizer moves them; false swaps in an
           // all-reduce or broadcasts, which it does not model.
           if (zv.is_boolean() && zv.get<bool>())
-            r.notes.push_back(fmt::format("zero_optimization.{}: true, as trainsim models it (DeepSpeed's default)", zk));
+            r.notes.push_back(
+                fmt::format("zero_optimization.{}: true, as trainsim models it (DeepSpeed's default)", zk));
           else
             r.errors.push_back(fmt::format("zero_optimization.{}: only true maps (reduce-scatter the gradients, "
                                            "all-gather the partitions); got {}",

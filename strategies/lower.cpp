@@ -1391,8 +1391,8 @@ Lowered Lowering::run() {
               outcome = w.outcome = &fold_run(role, step, c);
               named = w.named = naming_item(items, *outcome);
             }
-            first[i] = last[i] =
-                add_folded(step, items, named, *outcome, pre.collectives_before[end] - pre.collectives_before[step.index]);
+            const std::uint64_t collectives = pre.collectives_before[end] - pre.collectives_before[step.index];
+            first[i] = last[i] = add_folded(step, items, named, *outcome, collectives);
             continue;
           }
         }

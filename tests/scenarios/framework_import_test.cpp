@@ -91,7 +91,8 @@ TEST(ImportMegatron, NemoOverridesMapToTheSameFields) {
 // Megatron-LM's flags do; a value with no family is an error naming what is valid.
 TEST(ImportMegatron, NemoArchitectureKeysNameTheFamily) {
   const auto r = import_megatron({"model.activation=fast-swiglu", "model.normalization=rmsnorm",
-                                  "model.position_embedding_type=rope", "model.share_embeddings_and_output_weights=False",
+                                  "model.position_embedding_type=rope",
+                                  "model.share_embeddings_and_output_weights=False",
                                   "model.bias=False", "model.make_vocab_size_divisible_by=128",
                                   "model.tensor_model_parallel_size=2"},
                                  cluster("llama3-8b", 1));
@@ -143,13 +144,14 @@ TEST(ImportMegatron, LlamaArchitectureFlagsNameTheFamily) {
        "8192", "--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope",
        "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--vocab-size", "128256",
        "--tensor-model-parallel-size", "4", "--micro-batch-size", "1", "--global-batch-size", "64", "--bf16",
-       "--rotary-base", "500000", "--mock-data", "--distributed-timeout-minutes", "60"},
+       "--rotary-base", "500000", "--mock-data", "--distributed-timeout-minutes", "60", "--kv-channels", "128"},
       base);
   EXPECT_TRUE(r.errors.empty()) << r.errors.front();
   EXPECT_EQ(r.scenario.model().family(), LLAMA);
   EXPECT_EQ(r.scenario.model().vocab_size(), 128512);  // 128256 up to a multiple of 128 × 4
   ASSERT_EQ(r.notes.size(), 4u);  // --rotary-base, --mock-data, --distributed-timeout-minutes, then the padding
-  EXPECT_EQ(r.notes[3], "--vocab-size 128256: padded to 128512, a multiple of 512 (128 × tensor 4), as Megatron-LM pads it");
+  EXPECT_EQ(r.notes[3],
+            "--vocab-size 128256: padded to 128512, a multiple of 512 (128 × tensor 4), as Megatron-LM pads it");
   auto loaded = load_text(text_of(r.scenario), "i.textproto");
   ASSERT_TRUE(std::holds_alternative<LoadedScenario>(loaded))
       << std::get<std::vector<Diagnostic>>(loaded).front().str();
@@ -213,6 +215,18 @@ TEST(ImportMegatron, ArchitectureNoFamilyHasIsAnError) {
   const auto gpt_without_bias = import_megatron({"--disable-bias-linear"}, cluster("gpt3-175b", 1));
   ASSERT_EQ(gpt_without_bias.errors.size(), 1u);
   EXPECT_EQ(gpt_without_bias.errors[0].rfind("--disable-bias-linear: trainsim's GPT family has linear biases", 0), 0u);
+  const auto head_size = import_megatron({"--hidden-size", "4096", "--num-attention-heads", "32", "--kv-channels", "256",
+                                          "--transformer-impl", "local", "--use-mcore-models"},
+                                         cluster("gpt3-175b", 1));
+  ASSERT_EQ(head_size.errors.size(), 2u);
+  EXPECT_EQ(head_size.errors[0], "--transformer-impl: only transformer_engine maps (trainsim models Transformer "
+                                 "Engine's layers and their overlaps), got \"local\"");
+  EXPECT_EQ(head_size.errors[1].rfind("--kv-channels 256: trainsim's heads are hidden / heads wide (--hidden-size "
+                                      "4096, --num-attention-heads 32)",
+                                      0),
+            0u)
+      << head_size.errors[1];
+  ASSERT_EQ(head_size.notes.size(), 1u);  // --use-mcore-models
   const auto both_vocabularies =
       import_megatron({"--vocab-size", "50257", "--padded-vocab-size", "50304"}, cluster("gpt3-175b", 1));
   ASSERT_EQ(both_vocabularies.errors.size(), 1u);

@@ -108,8 +108,8 @@ TEST(Sweep, DivisionByZeroBreaksTheConstraint) {
 std::vector<std::string> protobuf_log;
 TEST(Sweep, ValueThatDoesNotParseIsReportedOnlyByItsDiagnostic) {
   protobuf_log.clear();
-  auto* before = google::protobuf::SetLogHandler(
-      [](google::protobuf::LogLevel, const char*, int, const std::string& message) { protobuf_log.push_back(message); });
+  auto* before = google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int,
+                                                    const std::string& message) { protobuf_log.push_back(message); });
   const std::string errors = errors_of(R"(sweep {
   axis { field: "training.micro_batch_size" values: ["1", "x"] }
 })");

@@ -166,8 +166,10 @@ TEST(Lower, FoldedTasksAreNamedAfterWhatMostOfTheirTimeIs) {
     const std::uint32_t p = fast.parts_of_task[t];
     if (p == sim::NONE) continue;
     const auto& parts = fast.parts[p];
-    const auto compute = parts[static_cast<int>(Category::COMPUTE)], recompute = parts[static_cast<int>(Category::RECOMPUTE)];
-    EXPECT_EQ(plan.category[t], static_cast<std::uint8_t>(compute >= recompute ? Category::COMPUTE : Category::RECOMPUTE));
+    const auto compute = parts[static_cast<int>(Category::COMPUTE)];
+    const auto recompute = parts[static_cast<int>(Category::RECOMPUTE)];
+    const Category most = compute >= recompute ? Category::COMPUTE : Category::RECOMPUTE;
+    EXPECT_EQ(plan.category[t], static_cast<std::uint8_t>(most));
     const std::string& label = plan.label_names[plan.label[t]];
     const std::string& op = plan.ops[plan.op_of_task[t]].name;
     if (label == "fwd") {
