@@ -110,6 +110,17 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   auto loaded = scenarios::load_file(options.scenario_path);
   if (auto* errors = std::get_if<std::vector<scenarios::Diagnostic>>(&loaded)) {
     for (const auto& d : *errors) err << d.str() << '\n';
+    // The loader checks the written layout as for a run, though the search replaces it: say
+    // so when that is all that failed, since the fix the loader names may be the wrong one.
+    const auto layout_only = std::all_of(errors->begin(), errors->end(), [](const scenarios::Diagnostic& d) {
+      return d.field.starts_with("parallel.") || d.field.starts_with("strategy.") ||
+             d.field == "training.global_batch_size" || d.field == "training.micro_batch_size";
+    });
+    if (layout_only)
+      err << "search: the search chooses the parallel layout, the strategies and the micro-batch itself, but the "
+             "scenario must first load with one layout: write a parallel block whose tensor × pipeline × data is "
+             "the GPU count and whose data × micro-batch divides the global batch (any such layout; its values "
+             "are not searched from)\n";
     return 1;
   }
   const auto& base = std::get<scenarios::LoadedScenario>(loaded);

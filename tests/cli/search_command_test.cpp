@@ -67,5 +67,38 @@ TEST_F(SearchCommand, PruningLeavesTheTopKAsSimulatingEverything) {
   EXPECT_NE(pruned.find("pruned by the compute-only time bound"), std::string::npos);
 }
 
+// A scenario whose written layout the cluster or batch cannot take fails to load, as for a
+// run, with the loader's diagnostics; when that is all that failed the search says that it
+// chooses the layout itself and what the written one must satisfy. Other errors get no such
+// line.
+TEST_F(SearchCommand, LayoutOnlyLoadErrorsSayTheSearchChoosesTheLayout) {
+  const std::string hint = "search: the search chooses the parallel layout";
+  auto errors_for = [&](const std::string& scenario) {
+    std::ofstream(path_) << scenario;
+    SearchOptions o;
+    o.scenario_path = path_;
+    o.progress = false;
+    std::ostringstream out, err;
+    EXPECT_EQ(search_command(o, out, err), 1);
+    return err.str();
+  };
+  // 8 GPUs do not take tensor 3; a batch of 12 does not divide by data 8.
+  const std::string tensor = errors_for(std::string(SMALL) + "parallel { tensor: 3 }\n");
+  EXPECT_NE(tensor.find("parallel."), std::string::npos) << tensor;
+  EXPECT_NE(tensor.find(hint), std::string::npos) << tensor;
+  const std::string batch = errors_for(R"(model { preset: "gpt-1.7b" }
+training { sequence_length: 2048 global_batch_size: 12 precision: BF16 }
+cluster { preset: "dgx-a100-80gb" nodes: 1 }
+)");
+  EXPECT_NE(batch.find("training.global_batch_size"), std::string::npos) << batch;
+  EXPECT_NE(batch.find(hint), std::string::npos) << batch;
+  const std::string model = errors_for(R"(model { preset: "gpt-9z" }
+training { sequence_length: 2048 global_batch_size: 16 precision: BF16 }
+cluster { preset: "dgx-a100-80gb" nodes: 1 }
+)");
+  EXPECT_NE(model.find("model.preset"), std::string::npos) << model;
+  EXPECT_EQ(model.find(hint), std::string::npos) << model;
+}
+
 }  // namespace
 }  // namespace trainsim::cli
