@@ -90,11 +90,19 @@ models::Family base_family(const Scenario& s) {
 
 void apply_architecture(const Architecture& a, Scenario& s, ImportResult& r) {
   if (a.kv_channels > 0) {
-    // Megatron-LM's default is hidden / heads; another head size has no field here.
-    const std::int64_t hidden = s.model().hidden_size(), heads = s.model().num_attention_heads();
-    if (hidden == 0 || heads == 0 || hidden % heads != 0 || hidden / heads != a.kv_channels)
-      r.errors.push_back(fmt::format("--kv-channels {}: trainsim's heads are hidden / heads wide (--hidden-size {}, "
-                                     "--num-attention-heads {}); another head size has no scenario field",
+    // Megatron-LM's default is hidden / heads; another head size has no field here. The shape
+    // is the arguments' or the preset's; a Hugging Face config's is read only by the loader.
+    const auto preset = models::find_preset(s.model().preset());
+    const std::int64_t hidden = s.model().has_hidden_size() ? s.model().hidden_size() : preset ? preset->hidden : 0;
+    const std::int64_t heads =
+        s.model().has_num_attention_heads() ? s.model().num_attention_heads() : preset ? preset->heads : 0;
+    if (hidden == 0 || heads == 0)
+      r.notes.push_back(fmt::format("--kv-channels {}: not checked here (no hidden size and head count in the "
+                                    "arguments or a preset); trainsim's heads are hidden / heads wide",
+                                    a.kv_channels));
+    else if (hidden % heads != 0 || hidden / heads != a.kv_channels)
+      r.errors.push_back(fmt::format("--kv-channels {}: trainsim's heads are hidden / heads wide (hidden {}, "
+                                     "{} heads); another head size has no scenario field",
                                      a.kv_channels, hidden, heads));
   }
   const std::string flags = fmt::format("{}", fmt::join(a.written, " "));
@@ -265,13 +273,12 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
         r.errors.push_back(fmt::format("{}: only transformer_engine maps (trainsim models Transformer Engine's "
                                        "layers and their overlaps), got \"{}\"",
                                        written, value));
-    }
-    else if (name == "make-vocab-size-divisible-by")
+    } else if (name == "make-vocab-size-divisible-by") {
       need_int([&](auto v) {
         arch.vocab_multiple = v;
         arch.vocab_multiple_written = written;
       });
-    else if (name == "swiglu") {
+    } else if (name == "swiglu") {
       arch.written.push_back(written);
       flag([&](bool v) { arch.swiglu = v; });
     } else if (name == "normalization") {
@@ -301,8 +308,7 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       flag([&](bool v) { arch.untied = v; });
     } else if (name == "disable-bias-linear") {
       flag([&](bool v) { arch.no_bias = v ? written : std::string(); });
-    }
-    else if (name == "bf16") s.mutable_training()->set_precision(BF16);
+    } else if (name == "bf16") s.mutable_training()->set_precision(BF16);
     else if (name == "fp16") s.mutable_training()->set_precision(FP16);
     else if (name == "fp8-format") s.mutable_training()->set_precision(FP8);
     else if (name == "precision") {

@@ -215,18 +215,27 @@ TEST(ImportMegatron, ArchitectureNoFamilyHasIsAnError) {
   const auto gpt_without_bias = import_megatron({"--disable-bias-linear"}, cluster("gpt3-175b", 1));
   ASSERT_EQ(gpt_without_bias.errors.size(), 1u);
   EXPECT_EQ(gpt_without_bias.errors[0].rfind("--disable-bias-linear: trainsim's GPT family has linear biases", 0), 0u);
-  const auto head_size = import_megatron({"--hidden-size", "4096", "--num-attention-heads", "32", "--kv-channels", "256",
-                                          "--transformer-impl", "local", "--use-mcore-models"},
+  const auto head_size = import_megatron({"--hidden-size", "4096", "--num-attention-heads", "32", "--kv-channels",
+                                          "256", "--transformer-impl", "local", "--use-mcore-models"},
                                          cluster("gpt3-175b", 1));
   ASSERT_EQ(head_size.errors.size(), 2u);
   EXPECT_EQ(head_size.errors[0], "--transformer-impl: only transformer_engine maps (trainsim models Transformer "
                                  "Engine's layers and their overlaps), got \"local\"");
-  EXPECT_EQ(head_size.errors[1].rfind("--kv-channels 256: trainsim's heads are hidden / heads wide (--hidden-size "
-                                      "4096, --num-attention-heads 32)",
+  EXPECT_EQ(head_size.errors[1].rfind("--kv-channels 256: trainsim's heads are hidden / heads wide (hidden 4096, "
+                                      "32 heads)",
                                       0),
             0u)
       << head_size.errors[1];
   ASSERT_EQ(head_size.notes.size(), 1u);  // --use-mcore-models
+  // The shape may be the preset's: Llama-3 70B's heads are 8192 / 64 = 128 wide, not 96.
+  EXPECT_TRUE(import_megatron({"--kv-channels", "128"}, cluster("llama3-70b", 1)).errors.empty());
+  EXPECT_EQ(import_megatron({"--kv-channels", "96"}, cluster("llama3-70b", 1)).errors.size(), 1u);
+  Scenario hf;
+  hf.mutable_model()->set_hf_config("config.json");
+  const auto unchecked = import_megatron({"--kv-channels", "128"}, hf);
+  EXPECT_TRUE(unchecked.errors.empty());
+  ASSERT_EQ(unchecked.notes.size(), 1u);
+  EXPECT_EQ(unchecked.notes[0].rfind("--kv-channels 128: not checked here", 0), 0u) << unchecked.notes[0];
   const auto both_vocabularies =
       import_megatron({"--vocab-size", "50257", "--padded-vocab-size", "50304"}, cluster("gpt3-175b", 1));
   ASSERT_EQ(both_vocabularies.errors.size(), 1u);
