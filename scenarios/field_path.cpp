@@ -1,9 +1,10 @@
 #include "scenarios/field_path.hpp"
 
-#include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
 #include <fmt/format.h>
+
+#include "scenarios/detail/parse.hpp"
 
 namespace trainsim::scenarios {
 namespace {
@@ -47,13 +48,6 @@ void collect(const pb::Descriptor* type, FieldPath prefix, std::vector<FieldPath
   }
 }
 
-// A value that does not parse is reported by set_field, naming the field and what is valid;
-// protobuf's own log line about it would only repeat that on stderr.
-class QuietErrors final : public pb::io::ErrorCollector {
- public:
-  void AddError(int, pb::io::ColumnNumber, const std::string&) override {}
-};
-
 }  // namespace
 
 std::variant<FieldPath, std::string> resolve_field(std::string_view path) {
@@ -93,9 +87,11 @@ std::string set_field(Scenario& scenario, const FieldPath& path, const std::stri
     m->GetReflection()->SetString(m, leaf, value);
     return "";
   }
-  QuietErrors quiet;
+  // A value that does not parse is reported below, naming the field and what is valid;
+  // protobuf's own log line about it would only repeat that on stderr.
+  detail::SilentErrorCollector silent;
   pb::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&quiet);
+  parser.RecordErrorsTo(&silent);
   if (!parser.ParseFieldValueFromString(value, leaf, m)) {
     std::string valid = leaf->cpp_type_name();
     if (leaf->enum_type() != nullptr) {

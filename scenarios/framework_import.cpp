@@ -229,6 +229,9 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
     const std::string& name = std::get<0>(item);
     const std::string& value = std::get<1>(item);
     const std::string& written = std::get<2>(item);
+    // The argument with its value as given: one word ("--x=v", NeMo's "key=v") or two.
+    const std::string with_value =
+        value.empty() || written.find('=') != std::string::npos ? written : written + " " + value;
     auto need_int = [&](const std::function<void(std::int64_t)>& set) {
       if (auto v = integer(value); v && *v > 0) set(*v);
       else r.errors.push_back(fmt::format("{}: expected a positive integer, got \"{}\"", written, value));
@@ -268,7 +271,7 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       r.notes.push_back(fmt::format("{}: Megatron-Core's models, which trainsim models", written));
     else if (name == "transformer-impl") {
       if (value == "transformer_engine")
-        r.notes.push_back(fmt::format("{} {}: Transformer Engine's layers, which trainsim models", written, value));
+        r.notes.push_back(fmt::format("{}: Transformer Engine's layers, which trainsim models", with_value));
       else
         r.errors.push_back(fmt::format("{}: only transformer_engine maps (trainsim models Transformer Engine's "
                                        "layers and their overlaps), got \"{}\"",
@@ -282,11 +285,11 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       arch.written.push_back(written);
       flag([&](bool v) { arch.swiglu = v; });
     } else if (name == "normalization") {
-      arch.written.push_back(written.find('=') != std::string::npos ? written : fmt::format("{} {}", written, value));
+      arch.written.push_back(with_value);
       if (value == "RMSNorm" || value == "LayerNorm") arch.rms_norm = value == "RMSNorm";
       else r.errors.push_back(fmt::format("{}: expected LayerNorm or RMSNorm, got \"{}\"", written, value));
     } else if (name == "position-embedding-type") {
-      arch.written.push_back(written.find('=') != std::string::npos ? written : fmt::format("{} {}", written, value));
+      arch.written.push_back(with_value);
       if (value == "rope" || value == "learned_absolute") {
         arch.rope = value == "rope";
         arch.learned_positions = !arch.rope;

@@ -169,11 +169,6 @@ class TextErrorCollector final : public pb::io::ErrorCollector {
   int syntax_errors_ = 0;
 };
 
-class SilentErrorCollector final : public pb::io::ErrorCollector {
- public:
-  void AddError(int, pb::io::ColumnNumber, const std::string&) override {}
-};
-
 // Refuses nesting deeper than any scenario can have (see MAX_TEXT_DEPTH). Tokenizes as
 // the text parser does so that braces inside strings and comments do not count.
 bool check_depth(const std::string& text, const std::string& file, std::vector<Diagnostic>& out) {

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
 #include "scenarios/loader.hpp"
@@ -19,6 +20,13 @@
 namespace trainsim::scenarios::detail {
 
 enum class Format { TEXT, JSON };
+
+// Drops what protobuf's tokenizer or parser would report: for callers that report the
+// problem themselves, with the field and what is valid (protobuf's default logs to stderr).
+class SilentErrorCollector final : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
+};
 
 // The format a file name's extension selects; nullopt for any other extension.
 std::optional<Format> format_for(std::string_view file);
