@@ -36,7 +36,8 @@ struct Space {
 
 Space search_space() {
   auto loaded = scenarios::load_file(std::string(TRAINSIM_SOURCE_DIR) +
-                                     "/scenarios/examples/search/gpt3-175b-h100-4096.textproto");
+                                     "/scenarios/examples/search/gpt3-175b-h100-4096.textproto",
+                                     scenarios::LayoutFields::SEARCHED);
   const auto& scenario = std::get<scenarios::LoadedScenario>(loaded);
   Space s{scenario, hardware::Cluster(scenario.cluster, scenario.gpu), hardware::CostModel(scenario.gpu), 0, {}};
   const auto space = scenarios::enumerate_layouts(scenario.training, s.cluster.num_gpus());

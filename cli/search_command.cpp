@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/detail/evaluate.hpp"
 #include "cli/detail/ordered_pool.hpp"
@@ -107,20 +108,11 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   const detail::Ranks ranks;
   std::ostream& out = ranks.rank() == 0 ? out_all : null_stream();
   std::ostream& err = ranks.rank() == 0 ? err_all : null_stream();
-  auto loaded = scenarios::load_file(options.scenario_path);
+  // The search chooses the layout, so the one written (if any) is not read: a scenario
+  // needs only its model, cluster and batch.
+  auto loaded = scenarios::load_file(options.scenario_path, scenarios::LayoutFields::SEARCHED);
   if (auto* errors = std::get_if<std::vector<scenarios::Diagnostic>>(&loaded)) {
     for (const auto& d : *errors) err << d.str() << '\n';
-    // The loader checks the written layout as for a run, though the search replaces it: say
-    // so when that is all that failed, since the fix the loader names may be the wrong one.
-    const auto layout_only = std::all_of(errors->begin(), errors->end(), [](const scenarios::Diagnostic& d) {
-      return d.field.starts_with("parallel.") || d.field.starts_with("strategy.") ||
-             d.field == "training.global_batch_size" || d.field == "training.micro_batch_size";
-    });
-    if (layout_only)
-      err << "search: the search chooses the parallel layout, the strategies and the micro-batch itself, but the "
-             "scenario must first load with one layout: write a parallel block whose tensor × pipeline × data is "
-             "the GPU count and whose data × micro-batch divides the global batch (any such layout; its values "
-             "are not searched from)\n";
     return 1;
   }
   const auto& base = std::get<scenarios::LoadedScenario>(loaded);
@@ -135,6 +127,19 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   space_options.gpus_per_node = base.cluster.gpus_per_node;
   space_options.max_micro_batch = options.max_micro_batch;
   const std::vector<scenarios::LayoutCandidate> space = enumerate_layouts(base.training, gpus, space_options);
+  if (!base.set_aside.empty())
+    err << fmt::format("search: {}: not read, the search chooses the layout, the micro-batch and the strategies\n",
+                       fmt::join(base.set_aside, ", "));
+  if (space.empty()) {
+    const auto& m = base.training.model;
+    err << fmt::format("{}: error: training.global_batch_size: no layout of the {} GPUs takes a global batch of {}: "
+                       "tensor must divide the {} attention heads ({} key-value heads) and be at most the {} GPUs of "
+                       "a node, pipeline must split the {} layers (evenly, or unevenly from 3 stages), and data = "
+                       "GPUs / (tensor × pipeline) times a micro-batch of at most {} must divide the global batch\n",
+                       options.scenario_path, gpus, base.training.global_batch, m.heads, m.kv_heads,
+                       space_options.gpus_per_node, m.layers, space_options.max_micro_batch);
+    return 1;
+  }
 
   // 1. Memory: the model states must fit, and beside them the activations each stage keeps
   // until its first backward (scenarios/memory_bound.hpp).

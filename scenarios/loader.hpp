@@ -41,14 +41,28 @@ struct LoadedScenario {
   // Where the fields that ask for strategy passes were written (text format only), so that
   // an error a pass raises later points at its line: "strategy.zero_stage" → (line, column).
   std::map<std::string, std::pair<int, int>> field_positions;
+  // LayoutFields::SEARCHED: the layout fields the file wrote, which the loader set aside.
+  std::vector<std::string> set_aside;
+};
+
+// What the loader makes of the fields that give the parallel layout: the parallel sizes
+// and split, sequence parallelism, the micro-batch and every strategy field.
+enum class LayoutFields {
+  WRITTEN,  // a run's: taken as written, every rule checked
+  // `trainsim search`'s, which chooses them itself: set aside unread (a layout that no run
+  // could take does not stop it), and the specs hold a stand-in (tensor 1, pipeline 1,
+  // data = the GPUs, micro-batch 1, the default strategies) that is not checked against
+  // the global batch. Every other field is checked as for a run.
+  SEARCHED,
 };
 
 using LoadResult = std::variant<LoadedScenario, std::vector<Diagnostic>>;
 
 // Reads `path`; the format follows the extension (.textproto/.txtpb/.pbtxt or .json).
-[[nodiscard]] LoadResult load_file(const std::string& path);
+[[nodiscard]] LoadResult load_file(const std::string& path, LayoutFields layout = LayoutFields::WRITTEN);
 // Parses `text` as if read from `file` (the extension picks the format).
-[[nodiscard]] LoadResult load_text(const std::string& text, const std::string& file);
+[[nodiscard]] LoadResult load_text(const std::string& text, const std::string& file,
+                                   LayoutFields layout = LayoutFields::WRITTEN);
 // Validates a Scenario message built in memory (a runs-table row, a sweep variant) by the
 // same rules as a file; diagnostics name `file` and the field path, without a line.
 [[nodiscard]] LoadResult load_message(const Scenario& scenario, const std::string& file);

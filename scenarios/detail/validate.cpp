@@ -61,8 +61,8 @@ std::string suggestion(const std::string& written, const std::vector<std::string
 class Validator {
  public:
   Validator(const Scenario& scenario, const std::string& file,
-            const google::protobuf::TextFormat::ParseInfoTree* tree, std::string_view text)
-      : s_(scenario), file_(file), locator_(tree), text_(text) {}
+            const google::protobuf::TextFormat::ParseInfoTree* tree, std::string_view text, LayoutFields layout)
+      : s_(scenario), file_(file), locator_(tree), text_(text), stand_in_(layout == LayoutFields::SEARCHED) {}
 
   LoadResult run() {
     resolve_training_sizes();
@@ -602,6 +602,16 @@ class Validator {
   }
 
   void resolve_parallel() {
+    if (stand_in_) {
+      tensor_ = pipeline_ = virtual_stages_ = 1;
+      data_ = gpus_;
+    } else {
+      resolve_written_layout();
+    }
+    resolve_other_dimensions();
+  }
+
+  void resolve_written_layout() {
     const Parallel& p = s_.parallel();
     tensor_ = size_or("parallel.tensor", p.has_tensor(), p.tensor(), 1);
     pipeline_ = size_or("parallel.pipeline", p.has_pipeline(), p.pipeline(), 1);
@@ -669,6 +679,10 @@ class Validator {
     if (p.sequence_parallel() && tensor_ == 1) {
       note("parallel.sequence_parallel has no effect with tensor = 1");
     }
+  }
+
+  void resolve_other_dimensions() {
+    const Parallel& p = s_.parallel();
     // Context and expert parallelism: parallel_layout.hpp places their ranks, but no pass
     // shards a model over them yet.
     for (const auto& [field, has, value, what] :
@@ -697,7 +711,8 @@ class Validator {
                           *micro_batch_, *sequence_, tokens, limits::TOKENS_PER_MICRO_BATCH));
       }
     }
-    if (!global_batch_ || !micro_batch_ || !data_) return;
+    // The stand-in layout is not one the search takes: the batch need not divide by it.
+    if (stand_in_ || !global_batch_ || !micro_batch_ || !data_) return;
     MaybeInt step = multiply(*micro_batch_, *data_);
     if (step && *global_batch_ % *step == 0) return;
     std::vector<std::string> nearest;
@@ -1136,6 +1151,7 @@ class Validator {
   std::optional<strategies::PassInvocation> recompute_pass_;  // a policy the enum does not name
   strategies::Pipeline passes_;  // strategy.passes, canonical
   std::string_view text_;
+  bool stand_in_;  // LayoutFields::SEARCHED
   double train_tokens_ = 1e12;
   double price_per_gpu_hour_ = 0;
 };
@@ -1143,8 +1159,9 @@ class Validator {
 }  // namespace
 
 LoadResult validate(const Scenario& scenario, const std::string& file,
-                    const google::protobuf::TextFormat::ParseInfoTree* tree, std::string_view text) {
-  return Validator(scenario, file, tree, text).run();
+                    const google::protobuf::TextFormat::ParseInfoTree* tree, std::string_view text,
+                    LayoutFields layout) {
+  return Validator(scenario, file, tree, text, layout).run();
 }
 
 }  // namespace trainsim::scenarios::detail

@@ -67,37 +67,76 @@ TEST_F(SearchCommand, PruningLeavesTheTopKAsSimulatingEverything) {
   EXPECT_NE(pruned.find("pruned by the compute-only time bound"), std::string::npos);
 }
 
-// A scenario whose written layout the cluster or batch cannot take fails to load, as for a
-// run, with the loader's diagnostics; when that is all that failed the search says that it
-// chooses the layout itself and what the written one must satisfy. Other errors get no such
-// line.
-TEST_F(SearchCommand, LayoutOnlyLoadErrorsSayTheSearchChoosesTheLayout) {
-  const std::string hint = "search: the search chooses the parallel layout";
-  auto errors_for = [&](const std::string& scenario) {
+// The search chooses the layout, so the one a scenario writes is set aside unread: a
+// layout no run could take (tensor 3 on 8 GPUs, a batch of 12 that data 8 does not divide,
+// a ZeRO stage that does not exist) does not stop it, and stderr names what was set aside.
+// The same search without those fields gives the same report. Errors elsewhere still stop
+// it, and so does a space with no layout at all.
+TEST_F(SearchCommand, TheWrittenLayoutIsSetAsideAndOnlyTheRestMustLoad) {
+  struct Outcome {
+    int rc;
+    std::string out, err;
+  };
+  auto search_of = [&](const std::string& scenario) {
     std::ofstream(path_) << scenario;
     SearchOptions o;
     o.scenario_path = path_;
+    o.threads = 1;
+    o.max_micro_batch = 1;
     o.progress = false;
     std::ostringstream out, err;
-    EXPECT_EQ(search_command(o, out, err), 1);
-    return err.str();
+    const int rc = search_command(o, out, err);
+    std::string report = out.str();
+    report.erase(0, report.find('\n'));  // the first line names the file
+    return Outcome{rc, report, err.str()};
   };
-  // 8 GPUs do not take tensor 3; a batch of 12 does not divide by data 8.
-  const std::string tensor = errors_for(std::string(SMALL) + "parallel { tensor: 3 }\n");
-  EXPECT_NE(tensor.find("parallel."), std::string::npos) << tensor;
-  EXPECT_NE(tensor.find(hint), std::string::npos) << tensor;
-  const std::string batch = errors_for(R"(model { preset: "gpt-1.7b" }
-training { sequence_length: 2048 global_batch_size: 12 precision: BF16 }
+  const std::string model_and_cluster = R"(model { preset: "gpt-1.7b" }
 cluster { preset: "dgx-a100-80gb" nodes: 1 }
-)");
-  EXPECT_NE(batch.find("training.global_batch_size"), std::string::npos) << batch;
-  EXPECT_NE(batch.find(hint), std::string::npos) << batch;
-  const std::string model = errors_for(R"(model { preset: "gpt-9z" }
+)";
+  const std::string twelve = model_and_cluster + "training { sequence_length: 2048 global_batch_size: 12 precision: BF16 }\n";
+  const Outcome bare = search_of(twelve);
+  ASSERT_EQ(bare.rc, 0) << bare.err;
+  EXPECT_EQ(bare.err.find("not read"), std::string::npos) << bare.err;
+  EXPECT_NE(bare.out.find("top 10 by throughput"), std::string::npos) << bare.out;
+  const Outcome written = search_of(model_and_cluster +
+                                    "training { sequence_length: 2048 global_batch_size: 12 precision: BF16 "
+                                    "micro_batch_size: 5 }\n"
+                                    "parallel { tensor: 3 sequence_parallel: true context: 1 }\n"
+                                    "strategy { zero_stage: 7 pipeline_schedule: \"zigzag\" }\n");
+  ASSERT_EQ(written.rc, 0) << written.err;
+  EXPECT_NE(written.err.find("search: parallel.tensor, parallel.sequence_parallel, training.micro_batch_size, "
+                             "strategy.pipeline_schedule, strategy.zero_stage: not read, the search chooses the "
+                             "layout, the micro-batch and the strategies"),
+            std::string::npos)
+      << written.err;
+  EXPECT_EQ(written.out, bare.out);
+
+  // What the search does not choose is still checked: context parallelism, the model.
+  const Outcome context = search_of(twelve + "parallel { tensor: 3 context: 2 }\n");
+  EXPECT_EQ(context.rc, 1);
+  EXPECT_NE(context.err.find("error: parallel.context: context=2 is not supported yet"), std::string::npos)
+      << context.err;
+  EXPECT_EQ(context.err.find("parallel.tensor"), std::string::npos) << context.err;
+  const Outcome model = search_of(R"(model { preset: "gpt-9z" }
 training { sequence_length: 2048 global_batch_size: 16 precision: BF16 }
 cluster { preset: "dgx-a100-80gb" nodes: 1 }
 )");
-  EXPECT_NE(model.find("model.preset"), std::string::npos) << model;
-  EXPECT_EQ(model.find(hint), std::string::npos) << model;
+  EXPECT_EQ(model.rc, 1);
+  EXPECT_NE(model.err.find("model.preset"), std::string::npos) << model.err;
+
+  // 25 heads take tensor 1 only, 3 layers pipeline 1 or 2 only (an uneven split needs 3
+  // stages, and 8 GPUs do not divide by 3): data is 8 or 4, and a batch of 6 with
+  // micro-batch 1 divides by neither.
+  const Outcome none = search_of(R"(model { num_layers: 3 hidden_size: 1600 num_attention_heads: 25 vocab_size: 50304
+        max_position_embeddings: 2048 }
+training { sequence_length: 2048 global_batch_size: 6 precision: BF16 }
+cluster { preset: "dgx-a100-80gb" nodes: 1 }
+)");
+  EXPECT_EQ(none.rc, 1);
+  EXPECT_NE(none.err.find("error: training.global_batch_size: no layout of the 8 GPUs takes a global batch of 6: "
+                          "tensor must divide the 25 attention heads"),
+            std::string::npos)
+      << none.err;
 }
 
 }  // namespace

@@ -254,6 +254,52 @@ TEST(Examples, EveryShippedExampleLoadsCleanly) {
   EXPECT_GE(count, 3);
 }
 
+// `trainsim search` loads its scenario with the layout fields set aside: the example
+// writes none, and a file that writes a layout no run could take (a batch of 100 that data
+// 32 does not divide, tensor 5, an unknown schedule, ZeRO stage 9) loads, in either
+// format, to the stand-in layout and names what it set aside. What the search does not
+// choose is checked as for a run: a rule there still fails, at its line.
+TEST(SearchedLayout, TheLayoutFieldsAreSetAsideAndTheRestIsChecked) {
+  const LoadedScenario example_search =
+      loaded(load_file(example("search/gpt3-175b-h100-4096.textproto"), LayoutFields::SEARCHED));
+  EXPECT_TRUE(example_search.set_aside.empty()) << joined(example_search.set_aside);
+  EXPECT_EQ(example_search.training.layout.data, 4096);
+
+  Text text;
+  text.training = "training { sequence_length: 2048 global_batch_size: 100 micro_batch_size: 3 }";
+  text.parallel = "parallel { tensor: 5 pipeline: 2 virtual_stages: 4 rank_order: \"tp-cp-ep-pp-dp\" }";
+  text.strategy = R"(strategy { pipeline_schedule: "zigzag" zero_stage: 9 overlap_tp_comm: true passes: "x" })";
+  EXPECT_FALSE(std::holds_alternative<LoadedScenario>(text.load()));
+  Json json;
+  json.training = R"("sequenceLength": 2048, "globalBatchSize": 100, "microBatchSize": 3)";
+  json.parallel = R"("tensor": 5, "pipeline": 2, "virtualStages": 4, "rankOrder": "tp-cp-ep-pp-dp")";
+  json.strategy = R"("pipelineSchedule": "zigzag", "zeroStage": 9, "overlapTpComm": true, "passes": "x")";
+  for (const LoadResult& result : {load_text(text.str(), "s.textproto", LayoutFields::SEARCHED),
+                                   load_text(json.str(), "s.json", LayoutFields::SEARCHED)}) {
+    const LoadedScenario s = loaded(result);
+    EXPECT_EQ(joined(s.set_aside),
+              "parallel.tensor, parallel.pipeline, parallel.virtual_stages, training.micro_batch_size, "
+              "strategy.pipeline_schedule, strategy.zero_stage, strategy.overlap_tp_comm, strategy.passes");
+    const strategies::TrainingSpec& t = s.training;
+    EXPECT_EQ(t.layout.tensor, 1);
+    EXPECT_EQ(t.layout.pipeline, 1);
+    EXPECT_EQ(t.layout.data, 32);
+    EXPECT_EQ(t.layout.virtual_stages, 1);
+    EXPECT_EQ(t.micro_batch, 1);
+    EXPECT_EQ(t.layout.rank_order, "tp-cp-ep-pp-dp");  // not searched: kept
+    EXPECT_EQ(t.pipeline_schedule, "1f1b");
+    EXPECT_EQ(t.zero_stage, 0);
+    EXPECT_FALSE(t.overlap_tp_comm);
+    EXPECT_EQ(t.global_batch, 100);
+    EXPECT_EQ(s.cluster.nodes, 4);
+  }
+
+  text.parallel = "parallel { tensor: 5 rank_order: \"tp-xx\" }";
+  const auto diagnostics = errors(load_text(text.str(), "s.textproto", LayoutFields::SEARCHED));
+  ASSERT_EQ(diagnostics.size(), 1u) << all(diagnostics);
+  EXPECT_THAT(diagnostics[0].str(), StartsWith("s.textproto:4:22: error: parallel.rank_order: "));
+}
+
 TEST(Examples, ExampleRoundTripsThroughTheFourTextExtensions) {
   std::string text = read(example("gpt-1.7b-a100-32.textproto"));
   for (const char* name : {"a.textproto", "a.txtpb", "a.pbtxt", "a.textpb"}) {
