@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
-#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -13,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/presets.hpp"
+#include "scenarios/detail/nemo_overrides.hpp"
 
 namespace trainsim::scenarios {
 namespace {
@@ -39,30 +39,6 @@ std::optional<std::int64_t> integer(const std::string& s) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
   return v;
-}
-
-// NeMo's override keys → Megatron's argument names (the same settings).
-const std::map<std::string, std::string>& nemo_keys() {
-  static const std::map<std::string, std::string> keys = {
-      {"model.tensor_model_parallel_size", "tensor-model-parallel-size"},
-      {"model.pipeline_model_parallel_size", "pipeline-model-parallel-size"},
-      {"model.virtual_pipeline_model_parallel_size", "virtual-pipeline-model-parallel-size"},
-      {"model.sequence_parallel", "sequence-parallel"},
-      {"model.micro_batch_size", "micro-batch-size"},
-      {"model.global_batch_size", "global-batch-size"},
-      {"model.encoder_seq_length", "seq-length"},
-      {"model.num_layers", "num-layers"},
-      {"model.hidden_size", "hidden-size"},
-      {"model.num_attention_heads", "num-attention-heads"},
-      {"model.ffn_hidden_size", "ffn-hidden-size"},
-      {"model.num_query_groups", "num-query-groups"},
-      {"model.max_position_embeddings", "max-position-embeddings"},
-      {"model.activations_checkpoint_granularity", "recompute-granularity"},
-      {"trainer.precision", "precision"},
-      {"trainer.num_nodes", "nodes"},
-      {"trainer.devices", "gpus-per-node"},
-  };
-  return keys;
 }
 
 // The architecture flags of a Megatron-LM command line, which together name one of the two
@@ -157,31 +133,26 @@ void apply_vocabulary(const Architecture& a, Scenario& s, ImportResult& r) {
                                 a.vocab, padded, multiple, a.vocab_multiple, tensor));
 }
 
-// NeMo's model architecture keys, whose values are spelled apart from Megatron-LM's flags:
-// the flag and value they stand for; none with `error` set when the value has no flag, and
-// with it empty when the key is none of these.
-std::optional<std::pair<std::string, std::string>> nemo_architecture(const std::string& key, const std::string& value,
-                                                                     std::string& error) {
-  const bool truth = value == "true" || value == "True", falsity = value == "false" || value == "False";
-  if (key == "model.activation") {
-    if (value == "swiglu" || value == "fast-swiglu") return std::pair{"swiglu", "true"};
-    if (value == "gelu") return std::pair{"swiglu", "false"};
-    error = fmt::format("expected gelu (GPT), swiglu or fast-swiglu (LLAMA), got \"{}\"", value);
-  } else if (key == "model.normalization") {
-    if (value == "rmsnorm") return std::pair{"normalization", "RMSNorm"};
-    if (value == "layernorm") return std::pair{"normalization", "LayerNorm"};
-    error = fmt::format("expected layernorm (GPT) or rmsnorm (LLAMA), got \"{}\"", value);
-  } else if (key == "model.position_embedding_type") {
-    return std::pair{"position-embedding-type", value};
-  } else if (key == "model.share_embeddings_and_output_weights" || key == "model.bias") {
-    const std::string flag =
-        key == "model.bias" ? "disable-bias-linear" : "untie-embeddings-and-output-weights";  // both say the opposite
-    if (truth || falsity) return std::pair{flag, truth ? "false" : "true"};
-    error = fmt::format("expected True or False, got \"{}\"", value);
-  } else if (key == "model.make_vocab_size_divisible_by") {
-    return std::pair{"make-vocab-size-divisible-by", value};
+// Megatron-LM's recompute arguments, read together since their order does not matter.
+struct Recompute {
+  std::string granularity;  // "selective", "full", "none" (--recompute-activations false), or unset
+  std::int64_t layers = 0;  // --recompute-num-layers
+  std::string layers_written;
+};
+
+// --recompute-num-layers counts the layers of a uniform full recompute's segment: 1 is
+// trainsim's "full", more its "every-k"; Megatron-LM reads it with full granularity only.
+void apply_recompute(const Recompute& c, Scenario& s, ImportResult& r) {
+  if (c.layers > 0 && c.granularity != "full")
+    r.notes.push_back(fmt::format("{}: counts the layers of a full recompute's segments, and the granularity is not "
+                                  "full; ignored, as Megatron-LM ignores it",
+                                  c.layers_written));
+  if (c.granularity == "full" && c.layers > 1) {
+    s.mutable_strategy()->set_recompute("every-k");
+    s.mutable_strategy()->mutable_recompute_every_k()->set_k(c.layers);
+  } else if (!c.granularity.empty()) {
+    s.mutable_strategy()->set_recompute(c.granularity);
   }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -195,6 +166,7 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
   // (arguments.py turns accumulation in fp32 off after it).
   bool grads_in_fp32 = false, grad_reduce_in_bf16 = false;
   Architecture arch;
+  Recompute recompute;
   // (name, value or "" for a flag, how it was written)
   std::vector<std::tuple<std::string, std::string, std::string>> items;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -210,16 +182,10 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       std::replace(name.begin(), name.end(), '_', '-');
       items.emplace_back(name, value, a);
     } else if (const auto eq = a.find('='); eq != std::string::npos) {
-      const std::string key = a.substr(0, eq), value = a.substr(eq + 1);
-      std::string error;
-      if (const auto it = nemo_keys().find(key); it != nemo_keys().end()) {
-        items.emplace_back(it->second, value, a);
-      } else if (auto item = nemo_architecture(key, value, error)) {
-        items.emplace_back(item->first, item->second, a);
-      } else {
-        r.errors.push_back(error.empty() ? fmt::format("{}: no scenario field for the NeMo key {}", a, key)
-                                         : fmt::format("{}: {}", a, error));
-      }
+      const detail::NemoOverride o = detail::translate_nemo(a.substr(0, eq), a.substr(eq + 1));
+      for (const auto& [name, value] : o.arguments) items.emplace_back(name, value, a);
+      if (!o.note.empty()) r.notes.push_back(fmt::format("{}: {}", a, o.note));
+      if (!o.error.empty()) r.errors.push_back(fmt::format("{}: {}", a, o.error));
     } else {
       r.errors.push_back(fmt::format("{}: not an argument (expected --name [value] or a NeMo key=value)", a));
     }
@@ -268,7 +234,10 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
     else if (name == "vocab-size") need_int([&](auto v) { arch.vocab = v; });
     else if (name == "kv-channels") need_int([&](auto v) { arch.kv_channels = v; });
     else if (name == "use-mcore-models")
-      r.notes.push_back(fmt::format("{}: Megatron-Core's models, which trainsim models", written));
+      flag([&](bool v) {
+        if (v) r.notes.push_back(fmt::format("{}: Megatron-Core's models, which trainsim models", written));
+        else r.errors.push_back(fmt::format("{}: only Megatron-Core's models map (trainsim models their layers)", written));
+      });
     else if (name == "transformer-impl") {
       if (value == "transformer_engine")
         r.notes.push_back(fmt::format("{}: Transformer Engine's layers, which trainsim models", with_value));
@@ -318,16 +287,28 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       if (value == "bf16" || value == "bf16-mixed") s.mutable_training()->set_precision(BF16);
       else if (value == "16" || value == "16-mixed" || value == "fp16") s.mutable_training()->set_precision(FP16);
       else r.errors.push_back(fmt::format("{}: precision \"{}\" is not one trainsim models (valid: bf16, 16)", written, value));
-    } else if (name == "use-flash-attn") s.mutable_training()->set_attention(FLASH);
+    } else if (name == "use-flash-attn") {
+      flag([&](bool v) {
+        if (v) s.mutable_training()->set_attention(FLASH);
+        else r.errors.push_back(fmt::format("{}: only true maps (the fused attention kernel); for unfused attention "
+                                            "set training.attention: UNFUSED in the scenario",
+                                            with_value));
+      });
+    }
     else if (name == "accumulate-allreduce-grads-in-fp32") flag([&](bool v) { grads_in_fp32 = v; });
     else if (name == "grad-reduce-in-bf16") flag([&](bool v) { grad_reduce_in_bf16 = v; });
-    else if (name == "use-distributed-optimizer") s.mutable_strategy()->set_zero_stage(1);
-    else if (name == "overlap-grad-reduce") s.mutable_strategy()->set_overlap_grad_reduce(true);
-    else if (name == "overlap-param-gather") s.mutable_strategy()->set_overlap_param_gather(true);
-    else if (name == "tp-comm-overlap") s.mutable_strategy()->set_overlap_tp_comm(true);
-    else if (name == "recompute-activations") s.mutable_strategy()->set_recompute("selective");
+    else if (name == "use-distributed-optimizer") flag([&](bool v) { s.mutable_strategy()->set_zero_stage(v ? 1 : 0); });
+    else if (name == "overlap-grad-reduce") flag([&](bool v) { s.mutable_strategy()->set_overlap_grad_reduce(v); });
+    else if (name == "overlap-param-gather") flag([&](bool v) { s.mutable_strategy()->set_overlap_param_gather(v); });
+    else if (name == "tp-comm-overlap") flag([&](bool v) { s.mutable_strategy()->set_overlap_tp_comm(v); });
+    else if (name == "recompute-activations") flag([&](bool v) { recompute.granularity = v ? "selective" : "none"; });
+    else if (name == "no-gradient-accumulation-fusion")
+      r.errors.push_back(fmt::format("{}: trainsim prices the fused accumulation (each weight-gradient GEMM adds "
+                                     "into the fp32 main_grad); unfused, the gradient is written in 16 bits and "
+                                     "added by a kernel of its own, which it does not model",
+                                     written));
     else if (name == "recompute-granularity") {
-      if (value == "selective" || value == "full") s.mutable_strategy()->set_recompute(value);
+      if (value == "selective" || value == "full") recompute.granularity = value;
       else r.errors.push_back(fmt::format("{}: expected selective or full, got \"{}\"", written, value));
     } else if (name == "recompute-method") {
       if (value != "uniform")
@@ -335,10 +316,8 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
                                        value));
     } else if (name == "recompute-num-layers") {
       need_int([&](auto v) {
-        if (v > 1) {
-          s.mutable_strategy()->set_recompute("every-k");
-          s.mutable_strategy()->mutable_recompute_every_k()->set_k(v);
-        }
+        recompute.layers = v;
+        recompute.layers_written = with_value;
       });
     } else if (name == "optimizer") {
       if (value == "adam") s.mutable_training()->set_optimizer(ADAM);
@@ -351,6 +330,7 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
   }
   apply_architecture(arch, s, r);
   apply_vocabulary(arch, s, r);
+  apply_recompute(recompute, s, r);
   if (grad_reduce_in_bf16) s.mutable_training()->set_accumulate_allreduce_grads_in_fp32(false);
   else if (grads_in_fp32) s.mutable_training()->set_accumulate_allreduce_grads_in_fp32(true);
   if (layers_per_virtual > 0) {

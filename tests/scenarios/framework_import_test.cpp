@@ -118,6 +118,110 @@ TEST(ImportMegatron, NemoArchitectureKeysNameTheFamily) {
       << bad.errors[3];
 }
 
+// A NeMo launcher's overrides for a Llama-2 70B pretraining run: the optimizer's name gives
+// ZeRO-1, its sync options and userbuffers the overlaps (False turns one off), null keeps
+// Megatron-LM's default, and what changes no iteration's time is noted, one note each.
+TEST(ImportMegatron, NemoLauncherOverridesMapOrAreNoted) {
+  const std::vector<std::string> args = {
+      "trainer.num_nodes=16", "trainer.devices=8", "trainer.precision=bf16", "trainer.max_steps=300000",
+      "model.mcore_gpt=True", "model.transformer_engine=True", "model.megatron_amp_O2=True",
+      "model.micro_batch_size=1", "model.global_batch_size=512", "model.encoder_seq_length=4096",
+      "model.tensor_model_parallel_size=4", "model.pipeline_model_parallel_size=4",
+      "model.virtual_pipeline_model_parallel_size=null", "model.sequence_parallel=True",
+      "model.activations_checkpoint_granularity=null", "model.activations_checkpoint_method=null",
+      "model.use_flash_attention=True", "model.ub_tp_comm_overlap=True", "model.gradient_accumulation_fusion=True",
+      "model.fp8=False", "model.optim.name=distributed_fused_adam", "model.optim.overlap_grad_sync=True",
+      "model.optim.overlap_param_sync=False", "model.optim.grad_sync_dtype=bf16", "model.optim.bucket_cap_mb=125",
+      "model.optim.lr=1e-4", "model.optim.sched.warmup_steps=500", "model.data.data_prefix=[1.0,/data/x]",
+      "exp_manager.create_checkpoint_callback=True"};
+  const auto r = import_megatron(args, cluster("llama2-70b", 1));
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  const Scenario& s = r.scenario;
+  EXPECT_EQ(s.cluster().nodes(), 16);
+  EXPECT_EQ(s.parallel().tensor(), 4);
+  EXPECT_EQ(s.parallel().pipeline(), 4);
+  EXPECT_FALSE(s.parallel().has_virtual_stages());
+  EXPECT_EQ(s.strategy().zero_stage(), 1);
+  EXPECT_EQ(s.training().optimizer(), ADAM);
+  EXPECT_TRUE(s.strategy().overlap_grad_reduce());
+  EXPECT_FALSE(s.strategy().overlap_param_gather());
+  EXPECT_TRUE(s.strategy().overlap_tp_comm());
+  EXPECT_EQ(s.strategy().recompute(), "");
+  EXPECT_EQ(s.training().attention(), FLASH);
+  EXPECT_EQ(s.training().precision(), BF16);
+  ASSERT_TRUE(s.training().has_accumulate_allreduce_grads_in_fp32());
+  EXPECT_FALSE(s.training().accumulate_allreduce_grads_in_fp32());
+  // The keys that stand for no argument first, then the arguments' own notes.
+  const std::vector<std::string> noted = {"trainer.max_steps=300000", "model.megatron_amp_O2=True",
+                                          "model.virtual_pipeline_model_parallel_size=null",
+                                          "model.activations_checkpoint_granularity=null",
+                                          "model.activations_checkpoint_method=null",
+                                          "model.gradient_accumulation_fusion=True", "model.fp8=False",
+                                          "model.optim.bucket_cap_mb=125", "model.optim.lr=1e-4",
+                                          "model.optim.sched.warmup_steps=500",
+                                          "model.data.data_prefix=[1.0,/data/x]",
+                                          "exp_manager.create_checkpoint_callback=True", "model.mcore_gpt=True",
+                                          "model.transformer_engine=True"};
+  ASSERT_EQ(r.notes.size(), noted.size());
+  for (std::size_t i = 0; i < noted.size(); ++i)
+    EXPECT_EQ(r.notes[i].rfind(noted[i] + ": ", 0), 0u) << i << ": " << r.notes[i];
+  EXPECT_EQ(r.notes[1], "model.megatron_amp_O2=True: fp32 main parameters and gradients beside the 16-bit weights, "
+                        "as trainsim models mixed precision");
+  // What it writes loads and runs as a scenario.
+  auto loaded = load_text(text_of(s), "i.textproto");
+  ASSERT_TRUE(std::holds_alternative<LoadedScenario>(loaded))
+      << std::get<std::vector<Diagnostic>>(loaded).front().str();
+  EXPECT_EQ(std::get<LoadedScenario>(loaded).training.layout.data, 8);
+
+  const auto bad = import_megatron({"model.megatron_amp_O2=False", "model.gradient_accumulation_fusion=False",
+                                    "model.optim.name=lamb", "model.transformer_engine=False",
+                                    "model.use_flash_attention=False", "model.fp8=maybe",
+                                    "model.optim.grad_sync_dtype=fp16", "model.mcore_gpt=False"},
+                                   cluster("llama2-70b", 1));
+  ASSERT_EQ(bad.errors.size(), 8u);
+  EXPECT_EQ(bad.errors[0], "model.megatron_amp_O2=False: only True maps: without O2 the weights stay in fp32 under "
+                           "autocast, a memory and time trainsim does not model");
+  EXPECT_EQ(bad.errors[1], "model.optim.name=lamb: expected distributed_fused_adam (ZeRO-1), fused_adam, adam, "
+                           "adamw or sgd, got \"lamb\"");
+  EXPECT_EQ(bad.errors[2], "model.fp8=maybe: expected True or False, got \"maybe\"");
+  EXPECT_EQ(bad.errors[3], "model.optim.grad_sync_dtype=fp16: expected bf16 or fp32, got \"fp16\"");
+  // The rest are the Megatron-LM arguments' own errors, after the keys that stand for none.
+  EXPECT_EQ(bad.errors[4].rfind("model.gradient_accumulation_fusion=False: trainsim prices the fused accumulation", 0),
+            0u)
+      << bad.errors[4];
+  EXPECT_EQ(bad.errors[5].rfind("model.transformer_engine=False: only transformer_engine maps", 0), 0u)
+      << bad.errors[5];
+  EXPECT_EQ(bad.errors[6], "model.use_flash_attention=False: only true maps (the fused attention kernel); for "
+                           "unfused attention set training.attention: UNFUSED in the scenario");
+  EXPECT_EQ(bad.errors[7], "model.mcore_gpt=False: only Megatron-Core's models map (trainsim models their layers)");
+}
+
+// The recompute arguments are read together, in any order: --recompute-num-layers counts a
+// full recompute's layers (1: full, more: every-k) and is ignored, with a note, otherwise.
+TEST(ImportMegatron, RecomputeArgumentsInAnyOrder) {
+  const auto base = cluster("gpt3-175b", 1);
+  using Args = std::vector<std::string>;
+  for (const Args& args : {Args{"--recompute-granularity", "full", "--recompute-method", "uniform",
+                                "--recompute-num-layers", "4"},
+                           Args{"model.activations_checkpoint_num_layers=4", "model.activations_checkpoint_method=uniform",
+                                "model.activations_checkpoint_granularity=full"}}) {
+    const auto r = import_megatron(args, base);
+    EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+    EXPECT_TRUE(r.notes.empty()) << r.notes.front();
+    EXPECT_EQ(r.scenario.strategy().recompute(), "every-k");
+    EXPECT_EQ(r.scenario.strategy().recompute_every_k().k(), 4);
+  }
+  const auto one = import_megatron({"--recompute-num-layers", "1", "--recompute-granularity", "full"}, base);
+  EXPECT_EQ(one.scenario.strategy().recompute(), "full");
+  const auto selective = import_megatron({"--recompute-num-layers", "2", "--recompute-activations"}, base);
+  EXPECT_EQ(selective.scenario.strategy().recompute(), "selective");
+  ASSERT_EQ(selective.notes.size(), 1u);
+  EXPECT_EQ(selective.notes[0], "--recompute-num-layers 2: counts the layers of a full recompute's segments, and the "
+                                "granularity is not full; ignored, as Megatron-LM ignores it");
+  const auto off = import_megatron({"--recompute-activations", "false"}, base);
+  EXPECT_EQ(off.scenario.strategy().recompute(), "none");
+}
+
 TEST(ImportMegatron, EveryArgumentItCannotMapIsAnError) {
   const auto r = import_megatron({"--qk-layernorm", "--tensor-model-parallel-size", "x", "--recompute-method", "block",
                                   "model.moe_router=topk", "stray", "--num-experts", "8"},
