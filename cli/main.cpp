@@ -100,6 +100,9 @@ int run_main(int argc, char** argv) {
                        "--no-prune: simulate every candidate the memory bound keeps (slow; checks the pruning)");
   search_cmd->add_flag("--progress,!--no-progress", search.progress, "--no-progress: no progress bar");
   search_cmd->add_flag("--count-only", search.count_only, "enumerate the space and apply the memory bound only");
+  search_cmd->add_option("--csv", search.csv_path,
+                         "write every candidate (layout, bounds, pruned or simulated, figures, rank) as CSV");
+  search_cmd->add_option("--jsonl", search.jsonl_path, "write the same table as JSON Lines");
 
   cli::DiffOptions diff;
   std::string diff_fidelity = "fast";

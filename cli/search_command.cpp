@@ -14,8 +14,10 @@
 
 #include "cli/detail/evaluate.hpp"
 #include "cli/detail/ordered_pool.hpp"
+#include "cli/detail/output_file.hpp"
 #include "cli/detail/progress.hpp"
 #include "cli/detail/ranks.hpp"
+#include "cli/detail/search_table.hpp"
 #include "cli/memory_budget.hpp"
 #include "hardware/cost_model.hpp"
 #include "scenarios/layout_space.hpp"
@@ -96,6 +98,29 @@ Evaluated deserialize(const std::string& text) {
   return e;
 }
 
+// Every candidate's row, in enumeration order, to each table asked for; false (and the
+// error) when one could not be written.
+bool write_tables(const SearchOptions& options, const std::vector<detail::CandidateOutcome>& outcomes,
+                  std::ostream& err) {
+  for (const bool csv : {true, false}) {
+    const std::string& path = csv ? options.csv_path : options.jsonl_path;
+    if (path.empty()) continue;
+    detail::OutputFile file(path);
+    if (file.is_open()) {
+      if (csv) file.stream() << detail::csv_header(detail::search_columns());
+      for (const auto& o : outcomes) {
+        const detail::Row row = detail::search_row(o);
+        file.stream() << (csv ? detail::csv_line(row) : detail::jsonl_line(row, detail::search_columns()));
+      }
+    }
+    if (!file.is_open() || !file.commit()) {
+      err << file.error() << '\n';
+      return false;
+    }
+  }
+  return true;
+}
+
 std::ostream& null_stream() {
   static std::ostream sink(nullptr);
   return sink;
@@ -116,6 +141,11 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
     return 1;
   }
   const auto& base = std::get<scenarios::LoadedScenario>(loaded);
+  if (auto refused = detail::refuse_overwriting_inputs({{"--csv", options.csv_path}, {"--jsonl", options.jsonl_path}},
+                                                       base.inputs)) {
+    err << *refused << '\n';
+    return 1;
+  }
   const std::string gpu_key = detail::gpu_key_of(base.gpu);  // every candidate runs on base's GPU
   const std::int64_t gpus = base.cluster.nodes * base.cluster.gpus_per_node;
   const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -148,18 +178,28 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   scenarios::ComputeBound compute_bound(base.training, cost.peak_flops(base.training.dtype));
   std::vector<std::pair<double, std::size_t>> order;  // (time bound, candidate)
   std::uint64_t pruned_states = 0, pruned_activations = 0;
+  // What became of each candidate, for the table (--csv, --jsonl).
+  std::vector<detail::CandidateOutcome> outcomes(space.size());
   for (std::size_t i = 0; i < space.size(); ++i) {
     const auto& c = space[i];
     const scenarios::MemoryLowerBound bound = scenarios::memory_lower_bound(apply_layout(base.training, c), base.gpu);
+    detail::CandidateOutcome& o = outcomes[i];
+    o.layout = &c;
+    o.index = i;
+    o.memory_lower_bound_bytes = bound.bytes();
     if (bound.runtime + bound.states > capacity) {
       ++pruned_states;
+      o.status = detail::CandidateStatus::PRUNED_MEMORY_STATES;
       continue;
     }
     if (bound.bytes() > capacity) {
       ++pruned_activations;
+      o.status = detail::CandidateStatus::PRUNED_MEMORY_ACTIVATIONS;
       continue;
     }
-    order.emplace_back(compute_bound.seconds(c), i);
+    o.time_lower_bound_s = compute_bound.seconds(c);
+    o.status = options.count_only ? detail::CandidateStatus::NOT_SIMULATED : detail::CandidateStatus::PRUNED_TIME;
+    order.emplace_back(o.time_lower_bound_s, i);
   }
   // 2. Candidates in order of their compute-only time bound (ties by enumeration order), in
   // rounds of fixed sizes; after each round everything whose bound exceeds the k-th best
@@ -206,6 +246,15 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
         if (e.fits) fitting.push_back({candidate, e.iteration_s});
         else ++out_of_memory;
       }
+      detail::CandidateOutcome& o = outcomes[candidate];
+      o.status = !e.built ? detail::CandidateStatus::FAILED
+                 : e.fits ? detail::CandidateStatus::FIT
+                          : detail::CandidateStatus::OUT_OF_MEMORY;
+      o.iteration_s = e.iteration_s;
+      o.tokens_per_s = e.tokens_per_s;
+      o.mfu = e.mfu;
+      o.peak_bytes = e.peak_bytes;
+      o.error = e.error;
       results[candidate] = std::move(e);
       progress.update(at + 1);
       return true;
@@ -239,6 +288,8 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   progress.finish();
   const std::uint64_t pruned_time = options.count_only ? 0 : order.size() - next;
   std::sort(fitting.begin(), fitting.end(), faster);
+  for (std::size_t r = 0; r < fitting.size(); ++r) outcomes[fitting[r].candidate].rank = r + 1;
+  if (ranks.rank() == 0 && !write_tables(options, outcomes, err)) return 1;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   const auto& m = base.training.model;

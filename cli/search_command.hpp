@@ -14,6 +14,8 @@ struct SearchOptions {
   bool prune = true;               // false: simulate every candidate that fits the memory bound
   bool progress = true;            // drawn only when stderr is a terminal
   bool count_only = false;         // enumerate and bound, simulate nothing
+  // Every candidate's row (cli/detail/search_table.hpp) as CSV and/or JSON Lines; empty: none.
+  std::string csv_path, jsonl_path;
 };
 
 // Prints the top-k by throughput among the candidates that fit in memory, why the best beats

@@ -37,6 +37,14 @@ std::vector<std::pair<Int, Int>> splits(Int layers, Int pipeline) {
 
 }  // namespace
 
+const char* schedule_name(Schedule s) {
+  return s == Schedule::GPIPE ? "gpipe" : s == Schedule::INTERLEAVED ? "interleaved-1f1b" : "1f1b";
+}
+
+const char* recompute_name(strategies::Recompute r) {
+  return r == strategies::Recompute::FULL ? "full" : r == strategies::Recompute::SELECTIVE ? "selective" : "none";
+}
+
 std::vector<LayoutCandidate> enumerate_layouts(const strategies::TrainingSpec& base, Int gpus,
                                                const LayoutSpaceOptions& options) {
   std::vector<LayoutCandidate> out;
@@ -111,9 +119,7 @@ strategies::TrainingSpec apply_layout(const strategies::TrainingSpec& base, cons
   s.layout.first_stage_layers = c.first_stage_layers;
   s.layout.last_stage_layers = c.last_stage_layers;
   s.layout.sequence_parallel = c.sequence_parallel;
-  s.pipeline_schedule = c.schedule == Schedule::GPIPE ? "gpipe"
-                        : c.schedule == Schedule::INTERLEAVED ? "interleaved-1f1b"
-                                                                : "1f1b";
+  s.pipeline_schedule = schedule_name(c.schedule);
   s.zero_stage = c.zero_stage;
   s.recompute = c.recompute;
   s.overlap_grad_reduce = c.overlap_grad_reduce;
@@ -130,9 +136,7 @@ std::string describe(const LayoutCandidate& c) {
          : c.schedule == Schedule::INTERLEAVED ? fmt::format("interleaved v{}", c.virtual_stages)
                                                  : "1f1b";
   out += fmt::format(" zero{}", c.zero_stage);
-  out += c.recompute == strategies::Recompute::FULL        ? " recompute=full"
-         : c.recompute == strategies::Recompute::SELECTIVE ? " recompute=selective"
-                                                           : " recompute=none";
+  out += fmt::format(" recompute={}", recompute_name(c.recompute));
   if (c.sequence_parallel) out += " sp";
   std::string overlaps;
   if (c.overlap_grad_reduce) overlaps += "grad";

@@ -14,6 +14,11 @@ namespace trainsim::scenarios {
 
 enum class Schedule : std::uint8_t { ONE_F_ONE_B, GPIPE, INTERLEAVED };
 
+// The scenario's spellings: strategy.pipeline_schedule ("1f1b", "gpipe",
+// "interleaved-1f1b") and strategy.recompute ("none", "selective", "full").
+const char* schedule_name(Schedule s);
+const char* recompute_name(strategies::Recompute r);
+
 struct LayoutCandidate {
   std::int32_t tensor = 1, pipeline = 1, data = 1, virtual_stages = 1;
   std::int32_t first_stage_layers = 0, last_stage_layers = 0;  // 0: even split

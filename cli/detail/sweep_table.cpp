@@ -1,6 +1,5 @@
 #include "cli/detail/sweep_table.hpp"
 
-#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -32,37 +31,6 @@ const char* const RESOLVED_COLUMNS[] = {
     "resolved.gpus", "resolved.nic_gbps", "resolved.oversubscription", "resolved.tensor", "resolved.pipeline",
     "resolved.data", "resolved.virtual_stages", "resolved.sequence_parallel", "resolved.sequence",
     "resolved.micro_batch", "resolved.global_batch", "resolved.micro_batches", "resolved.passes"};
-
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  return s;
-}
-
-std::string number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : ""; }
-
-std::string csv_cell(const Cell& c) {
-  if (std::holds_alternative<std::monostate>(c)) return "";
-  if (const auto* d = std::get_if<double>(&c)) return number(*d);
-  if (const auto* i = std::get_if<std::int64_t>(&c)) return std::to_string(*i);
-  if (const auto* b = std::get_if<bool>(&c)) return *b ? "true" : "false";
-  std::string s = one_line(std::get<std::string>(c));
-  if (s.find_first_of(",\"") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (char ch : s) {
-    if (ch == '"') quoted += '"';
-    quoted += ch;
-  }
-  return quoted + '"';
-}
-
-std::string json_cell(const Cell& c) {
-  if (std::holds_alternative<std::monostate>(c)) return "null";
-  if (const auto* d = std::get_if<double>(&c)) return std::isfinite(*d) ? fmt::format("{}", *d) : "null";
-  if (const auto* i = std::get_if<std::int64_t>(&c)) return std::to_string(*i);
-  if (const auto* b = std::get_if<bool>(&c)) return *b ? "true" : "false";
-  return nlohmann::json(one_line(std::get<std::string>(c))).dump();
-}
 
 std::string sweep_id(std::uint64_t fingerprint) { return fmt::format("{:016x}", fingerprint); }
 
@@ -210,30 +178,9 @@ Row make_row(const VariantOutcome& o, std::uint64_t fingerprint) {
   return row;
 }
 
-std::string csv_header() {
-  std::string out;
-  for (const auto& name : sweep_columns()) out += (out.empty() ? "" : ",") + name;
-  return out + '\n';
-}
+std::string csv_header() { return csv_header(sweep_columns()); }
 
-std::string csv_line(const Row& row) {
-  std::string out;
-  for (std::size_t i = 0; i < row.cells.size(); ++i) {
-    if (i > 0) out += ',';
-    out += csv_cell(row.cells[i]);
-  }
-  return out + '\n';
-}
-
-std::string jsonl_line(const Row& row) {
-  const auto& names = sweep_columns();
-  std::string out = "{";
-  for (std::size_t i = 0; i < row.cells.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '"' + names[i] + "\":" + json_cell(row.cells[i]);
-  }
-  return out + "}\n";
-}
+std::string jsonl_line(const Row& row) { return jsonl_line(row, sweep_columns()); }
 
 std::variant<ExistingTable, std::string> scan_table(const std::string& path, bool csv, std::uint64_t fingerprint) {
   // A sweep's table can be large: read it whole but only up to a generous cap.

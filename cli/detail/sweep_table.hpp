@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "cli/detail/table_cells.hpp"
 #include "report/run_report.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/scenario.pb.h"
@@ -31,20 +32,15 @@ struct VariantOutcome {
   const report::RunReport* report = nullptr;           // OK only
 };
 
-using Cell = std::variant<std::monostate, double, std::int64_t, bool, std::string>;
-
-struct Row {
-  std::vector<Cell> cells;  // in column order
-};
-
 // Column names, in order.
 const std::vector<std::string>& sweep_columns();
 // The row of one variant; `fingerprint` identifies the sweep (scenarios::SweepPlan).
 Row make_row(const VariantOutcome& outcome, std::uint64_t fingerprint);
 
+// The sweep's header and JSON line (table_cells.hpp, with sweep_columns()); csv_line is
+// table_cells.hpp's.
 std::string csv_header();
-std::string csv_line(const Row& row);    // ends in '\n'
-std::string jsonl_line(const Row& row);  // ends in '\n'
+std::string jsonl_line(const Row& row);
 
 // A table already on disk for this sweep: how many rows it holds whole, where they end, and
 // what became of them (status and reason counts, for the summary of a resumed sweep).

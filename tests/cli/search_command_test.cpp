@@ -2,10 +2,14 @@
 // about the top-k (compared with simulating every candidate).
 #include "cli/search_command.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -65,6 +69,87 @@ TEST_F(SearchCommand, PruningLeavesTheTopKAsSimulatingEverything) {
   // Simulating everything checks the time bound on every candidate: never above the time.
   EXPECT_EQ(everything.find("WARNING"), std::string::npos) << everything;
   EXPECT_NE(pruned.find("pruned by the compute-only time bound"), std::string::npos);
+}
+
+// --csv and --jsonl write every candidate of the space, in enumeration order, with what the
+// search made of it: the same bytes for 1 and 3 threads, a row per candidate, the statuses
+// counted as the report counts them, and the rank-1 row the report's best.
+TEST_F(SearchCommand, TheTableHoldsEveryCandidateAndWhatBecameOfIt) {
+  const std::string dir = fs::path(path_).replace_extension("").string();
+  auto run = [&](unsigned threads, const std::string& tag) {
+    SearchOptions o;
+    o.scenario_path = path_;
+    o.threads = threads;
+    o.max_micro_batch = 2;
+    o.top = 3;
+    o.progress = false;
+    o.csv_path = dir + tag + ".csv";
+    o.jsonl_path = dir + tag + ".jsonl";
+    std::ostringstream out, err;
+    EXPECT_EQ(search_command(o, out, err), 0) << err.str();
+    return out.str();
+  };
+  const std::string report = run(1, "a");
+  run(3, "b");
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fs::remove(path);
+    return text;
+  };
+  const std::string csv = read(dir + "a.csv"), jsonl = read(dir + "a.jsonl");
+  EXPECT_EQ(csv, read(dir + "b.csv"));
+  EXPECT_EQ(jsonl, read(dir + "b.jsonl"));
+
+  EXPECT_EQ(csv.rfind("candidate,tensor,pipeline,data,", 0), 0u) << csv.substr(0, 200);
+  std::map<std::string, std::uint64_t> statuses;
+  std::string best_layout;
+  double best_seconds = 0;
+  std::uint64_t rows = 0;
+  std::istringstream lines(jsonl);
+  for (std::string line; std::getline(lines, line); ++rows) {
+    const auto row = nlohmann::json::parse(line);
+    EXPECT_EQ(row["candidate"], rows) << line;
+    ++statuses[row["status"].get<std::string>()];
+    if (row["rank"] == 1) {
+      best_layout = row["layout"];
+      best_seconds = row["iteration_s"];
+    }
+  }
+  // The CSV: a header and a line per candidate (no cell breaks a line).
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), static_cast<std::ptrdiff_t>(rows + 1));
+  const auto count_in_report = [&](const std::string& label) {
+    const std::size_t at = report.find(label);
+    EXPECT_NE(at, std::string::npos) << label << "\n" << report;
+    return at == std::string::npos ? 0 : std::stoull(report.substr(at + label.size()));
+  };
+  EXPECT_EQ(rows, count_in_report("layout space: "));
+  EXPECT_EQ(statuses["fit"], count_in_report("(fit: "));
+  EXPECT_EQ(statuses["fit"] + statuses["out-of-memory"] + statuses["failed"], count_in_report("simulated: "));
+  EXPECT_EQ(statuses["pruned-memory-states"], count_in_report("model states alone: "));
+  EXPECT_EQ(statuses["pruned-memory-activations"], count_in_report("at its first backward: "));
+  const std::size_t time_line = report.find("pruned by the compute-only time bound");
+  ASSERT_NE(time_line, std::string::npos) << report;
+  EXPECT_EQ(statuses["pruned-time"], std::stoull(report.substr(report.find("): ", time_line) + 3)));
+  EXPECT_GT(statuses["fit"], 0u);
+  EXPECT_GT(statuses["pruned-time"], 0u);
+  // The report's first row: "    1      0.2041 …  t2 p1 d4 …"; the table's rank-1 layout and time.
+  const std::size_t top = report.find("\n    1 ");
+  ASSERT_NE(top, std::string::npos) << report;
+  const std::string first = report.substr(top + 1, report.find('\n', top + 1) - top - 1);
+  ASSERT_FALSE(best_layout.empty());
+  EXPECT_NE(first.find(best_layout), std::string::npos) << first << " vs " << best_layout;
+  EXPECT_NE(first.find(fmt::format("{:.4f}", best_seconds)), std::string::npos) << first << " vs " << best_seconds;
+
+  // A table over the scenario itself is refused before anything runs.
+  SearchOptions over;
+  over.scenario_path = path_;
+  over.csv_path = path_;
+  over.progress = false;
+  std::ostringstream out, err;
+  EXPECT_EQ(search_command(over, out, err), 1);
+  EXPECT_NE(err.str().find("--csv"), std::string::npos) << err.str();
+  EXPECT_TRUE(out.str().empty()) << out.str();
 }
 
 // The search chooses the layout, so the one a scenario writes is set aside unread: a
