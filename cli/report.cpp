@@ -51,10 +51,11 @@ std::string report_text(const scenarios::LoadedScenario& s, const report::RunRep
                    s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.gpu, r.gpus, s.cluster.nic_gbps,
                    s.cluster.oversubscription);
   o += fmt::format("layout    tensor {} × pipeline {} × data {}{}; sequence {}, micro-batch {}, global batch {} "
-                   "({} micro-batches per pipeline); {}, {} gradients\n",
+                   "({} micro-batches per pipeline); {}, {} gradients{}\n",
                    l.tensor, l.pipeline, l.data, l.sequence_parallel ? " (sequence parallel)" : "", spec.sequence,
                    spec.micro_batch, spec.global_batch, r.micro_batches, hardware::to_string(spec.dtype),
-                   hardware::to_string(strategies::gradient_dtype(spec)));
+                   hardware::to_string(strategies::gradient_dtype(spec)),
+                   spec.gradient_accumulation_fusion ? "" : " (added by a kernel of their own: no accumulation fusion)");
   o += fmt::format("passes    {}\n", r.pipeline);
   o += fmt::format("fidelity  {} ({} tasks, {} events, {} flows)\n\n", r.fidelity, r.tasks, r.events, r.flows);
 
@@ -144,7 +145,8 @@ std::string report_json(const scenarios::LoadedScenario& s, const report::RunRep
                  {"global_batch", spec.global_batch},
                  {"micro_batches_per_pipeline", r.micro_batches},
                  {"precision", hardware::to_string(spec.dtype)},
-                 {"gradients", hardware::to_string(strategies::gradient_dtype(spec))}};
+                 {"gradients", hardware::to_string(strategies::gradient_dtype(spec))},
+                 {"gradient_accumulation_fusion", spec.gradient_accumulation_fusion}};
   j["passes"] = r.pipeline;
   j["fidelity"] = r.fidelity;
   j["engine"] = {{"tasks", r.tasks}, {"events", r.events}, {"flows", r.flows}};

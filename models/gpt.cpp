@@ -87,6 +87,7 @@ Shape make_shape(const ModelConfig& model, const ShardSpec& shard) {
   x.e = static_cast<double>(shard.bytes_per_element);
   x.li = shard.fp8_linear_inputs ? 1.0 : x.e;
   x.g = static_cast<double>(shard.main_grad_bytes);
+  x.fused_accumulation = shard.gradient_accumulation_fusion;
   return x;
 }
 
@@ -116,8 +117,9 @@ Op make_gemm(std::string name, ComputeClass cls, const GemmDims& dims, std::int6
 
 Op make_weight_gemm(std::string name, const GemmDims& dims, std::int64_t params, const Shape& x) {
   Op op = make_gemm(std::move(name), ComputeClass::GEMM, dims, params, x.e);
-  op.wgrad_accumulate_bytes = (2 * x.g - x.e) * static_cast<double>(dims.batch) * static_cast<double>(dims.n) *
-                              static_cast<double>(dims.k);
+  const double weights = static_cast<double>(dims.batch) * static_cast<double>(dims.n) * static_cast<double>(dims.k);
+  if (x.fused_accumulation) op.wgrad_accumulate_bytes = (2 * x.g - x.e) * weights;
+  else op.wgrad_add_bytes = (2 * x.g + x.e) * weights;
   return op;
 }
 

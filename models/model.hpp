@@ -51,6 +51,12 @@ struct ShardSpec {
   // (--accumulate-allreduce-grads-in-fp32, forced on by --bf16), the 16-bit parameter dtype
   // with FP16 (megatron/training/arguments.py).
   int main_grad_bytes = 4;
+  // Megatron-LM's gradient-accumulation fusion (its default; off with
+  // --no-gradient-accumulation-fusion, NeMo's gradient_accumulation_fusion False): a linear
+  // layer's weight-gradient GEMM adds its product into main_grad. Off, the GEMM writes a
+  // fresh 16-bit weight gradient and the data-parallel hook adds it into main_grad with a
+  // kernel of its own (Op::wgrad_add_bytes).
+  bool gradient_accumulation_fusion = true;
 };
 
 // One transformer layer, sharded per `shard`.

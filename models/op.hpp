@@ -46,6 +46,10 @@ struct Op {
   // fused_weight_gradient_mlp_cuda): it reads and writes the g-byte buffer where a fresh
   // result would write e bytes, (2g − e) per weight element, every micro-batch.
   double wgrad_accumulate_bytes = 0;
+  // Without that fusion: the separate add of the fresh e-byte weight gradient into the
+  // g-byte main_grad (Megatron-LM's backward hook, main_grad.add_(grad)), which reads both
+  // and writes main_grad, (2g + e) per weight element, every micro-batch; one launch.
+  double wgrad_add_bytes = 0;
   std::int64_t params = 0;      // parameters held by this shard
   GemmDims gemm;                // for GEMM and BATCHED_GEMM
   bool selective_recompute = false;  // part of the attention core that selective recompute redoes

@@ -303,10 +303,7 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
     else if (name == "tp-comm-overlap") flag([&](bool v) { s.mutable_strategy()->set_overlap_tp_comm(v); });
     else if (name == "recompute-activations") flag([&](bool v) { recompute.granularity = v ? "selective" : "none"; });
     else if (name == "no-gradient-accumulation-fusion")
-      r.errors.push_back(fmt::format("{}: trainsim prices the fused accumulation (each weight-gradient GEMM adds "
-                                     "into the fp32 main_grad); unfused, the gradient is written in 16 bits and "
-                                     "added by a kernel of its own, which it does not model",
-                                     written));
+      flag([&](bool v) { s.mutable_training()->set_gradient_accumulation_fusion(!v); });
     else if (name == "recompute-granularity") {
       if (value == "selective" || value == "full") recompute.granularity = value;
       else r.errors.push_back(fmt::format("{}: expected selective or full, got \"{}\"", written, value));

@@ -158,6 +158,11 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
       k.kernels = 1;
       k.accumulate_bytes = op.wgrad_accumulate_bytes;
       total += cost.seconds(k);
+      if (op.wgrad_add_bytes > 0) {
+        hardware::Kernel add;  // memory-bound, one launch
+        add.bytes = op.wgrad_add_bytes;
+        total += cost.seconds(add);
+      }
     }
   }
   return total;

@@ -121,8 +121,8 @@ struct Splitter {
       op.fwd_bytes /= n;
       op.bwd_bytes /= n;
       op.activation_bytes /= n;
-      // wgrad_accumulate_bytes stays whole: a chunk's weight gradient would add into the
-      // whole main_grad all the same.
+      // wgrad_accumulate_bytes and wgrad_add_bytes stay whole: a chunk's weight gradient
+      // would add into the whole main_grad all the same.
       op.params = 0;  // held once, by the whole GEMM
       part.ops = {std::move(op)};
       known->second = static_cast<std::uint32_t>(role.segments.size());

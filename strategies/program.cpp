@@ -403,6 +403,7 @@ models::ShardSpec layer_shard(const TrainingSpec& spec, std::int64_t tensor, boo
   shard.flash_attention = spec.flash_attention;
   shard.fp8_linear_inputs = spec.dtype == hardware::Dtype::FP8;  // Transformer Engine's FP8 linears
   shard.main_grad_bytes = static_cast<int>(state_bytes_per_param(spec).gradients);
+  shard.gradient_accumulation_fusion = spec.gradient_accumulation_fusion;
   return shard;
 }
 

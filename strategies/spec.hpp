@@ -45,6 +45,9 @@ struct TrainingSpec {
   std::optional<bool> accumulate_grads_in_fp32;
   Optimizer optimizer = Optimizer::ADAM;
   bool flash_attention = true;  // fused attention core (models::ShardSpec::flash_attention)
+  // Weight gradients added into main_grad by their GEMM (models::ShardSpec::
+  // gradient_accumulation_fusion); false: by a kernel of their own.
+  bool gradient_accumulation_fusion = true;
   Layout layout;
   std::string pipeline_schedule = "1f1b";
   std::int64_t zero_stage = 0;

@@ -11,7 +11,9 @@
 //    Bias adds are fused into the GEMM epilogue and not counted. A weight GEMM's weight
 //    gradient is added into the g-byte main_grad buffer (read and written) rather than
 //    written in e bytes: Op::wgrad_accumulate_bytes = (2g − e)·n·k, apart from bwd_bytes
-//    because it was measured to add time rather than join the roofline.
+//    because it was measured to add time rather than join the roofline. Without the
+//    gradient-accumulation fusion the GEMM writes its e bytes (in bwd_bytes) and a separate
+//    kernel adds them into main_grad: Op::wgrad_add_bytes = (2g + e)·n·k.
 //  * Element-wise: each kernel the framework launches reads its inputs (and parameters)
 //    and writes its outputs once; where Megatron-LM fuses (bias-GeLU, bias-dropout-add,
 //    scaled masked softmax, LayerNorm, SwiGLU, rotary) that is one pass, where it does not
@@ -45,6 +47,7 @@ struct Shape {
   double e = 2;  // bytes per activation / weight element
   double li = 2;  // bytes per element of the input a linear layer saves (1: FP8, ShardSpec)
   double g = 4;  // bytes per element of the main_grad buffer weight gradients are added into
+  bool fused_accumulation = true;  // ShardSpec::gradient_accumulation_fusion
   // Elements of one [b, s, h] tensor as an element-wise op outside the tensor-parallel
   // region sees it: replicated over the tensor group, or split by sequence parallelism.
   double rep_tokens() const { return sp ? static_cast<double>(b * s) / static_cast<double>(t) : static_cast<double>(b * s); }

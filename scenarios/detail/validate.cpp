@@ -585,6 +585,9 @@ class Validator {
                : "training.accumulate_allreduce_grads_in_fp32 defaulted to true with BF16 and FP8 (gradients "
                  "accumulated and reduced in fp32, as Megatron-LM does unless --grad-reduce-in-bf16)");
     }
+    if (!t.has_gradient_accumulation_fusion())
+      note("training.gradient_accumulation_fusion defaulted to true (weight-gradient GEMMs add into the gradient "
+           "buffer, as Megatron-LM does unless --no-gradient-accumulation-fusion)");
     switch (t.optimizer()) {
       case OPTIMIZER_UNSPECIFIED: note("training.optimizer defaulted to ADAM"); break;
       case ADAM: break;
@@ -1074,6 +1077,8 @@ class Validator {
     spec.micro_batch = *micro_batch_;
     spec.dtype = *dtype_;
     spec.accumulate_grads_in_fp32 = accumulate_grads_in_fp32_;
+    spec.gradient_accumulation_fusion =
+        !s_.training().has_gradient_accumulation_fusion() || s_.training().gradient_accumulation_fusion();
     spec.optimizer = optimizer_;
     spec.flash_attention = flash_attention_;
     spec.layout.tensor = *tensor_;

@@ -263,6 +263,35 @@ TEST(GptLayer, WeightGradientsAccumulateIntoMainGrad) {
   EXPECT_EQ(accumulated(transformer_layer(m, sh)), 452'984'832.0);
 }
 
+// Without Megatron-LM's gradient-accumulation fusion the weight-gradient GEMM writes a fresh
+// 2-byte gradient and a kernel of its own adds it into main_grad, reading both and writing
+// main_grad: (2g + 2) bytes per weight, nothing in the epilogue. GPT-3 175B at t = 8: the
+// layer's 226,492,416 weights at g = 4 are 10 bytes each, 2,264,924,160; the logits GEMM's
+// 78,643,200 are 786,432,000; the attention core adds nothing.
+TEST(GptLayer, UnfusedWeightGradientsAreAddedByAKernelOfTheirOwn) {
+  const ModelConfig m = gpt3();
+  ShardSpec sh = shard(1, 2048, 8);
+  sh.gradient_accumulation_fusion = false;
+  double added = 0, accumulated = 0;
+  const Layer layer = transformer_layer(m, sh);
+  for (const Op& op : layer.ops) {
+    added += op.wgrad_add_bytes;
+    accumulated += op.wgrad_accumulate_bytes;
+  }
+  EXPECT_EQ(added, 2'264'924'160.0);
+  EXPECT_EQ(accumulated, 0.0);
+  EXPECT_EQ(find_op(layer, "qkv").wgrad_add_bytes, 10.0 * 3 * 12288 / 8 * 12288);
+  EXPECT_EQ(find_op(head_layer(m, sh), "logits").wgrad_add_bytes, 786'432'000.0);
+  // The GEMMs themselves are unchanged: FLOPs and the roofline's bytes.
+  ShardSpec fused = sh;
+  fused.gradient_accumulation_fusion = true;
+  const Op& a = find_op(layer, "fc1");
+  const Op& b = find_op(transformer_layer(m, fused), "fc1");
+  EXPECT_EQ(a.bwd_weight_flops, b.bwd_weight_flops);
+  EXPECT_EQ(a.bwd_bytes, b.bwd_bytes);
+  EXPECT_EQ(b.wgrad_add_bytes, 0.0);
+}
+
 // Every memory-bound kernel of a GPT layer, its head and embedding: bytes and launches
 // against hand counts (2-byte values, 1-byte masks, 4-byte fp32; each pass Megatron-LM
 // makes reads its inputs and writes its outputs once).

@@ -173,12 +173,20 @@ TEST(ImportMegatron, NemoLauncherOverridesMapOrAreNoted) {
       << std::get<std::vector<Diagnostic>>(loaded).front().str();
   EXPECT_EQ(std::get<LoadedScenario>(loaded).training.layout.data, 8);
 
-  const auto bad = import_megatron({"model.megatron_amp_O2=False", "model.gradient_accumulation_fusion=False",
-                                    "model.optim.name=lamb", "model.transformer_engine=False",
+  // Unfused weight-gradient accumulation, as --no-gradient-accumulation-fusion says it.
+  for (const char* unfused : {"model.gradient_accumulation_fusion=False", "--no-gradient-accumulation-fusion"}) {
+    const auto u = import_megatron({unfused}, cluster("llama2-70b", 1));
+    EXPECT_TRUE(u.errors.empty()) << u.errors.front();
+    ASSERT_TRUE(u.scenario.training().has_gradient_accumulation_fusion()) << unfused;
+    EXPECT_FALSE(u.scenario.training().gradient_accumulation_fusion()) << unfused;
+  }
+
+  const auto bad = import_megatron({"model.megatron_amp_O2=False", "model.optim.name=lamb",
+                                    "model.transformer_engine=False",
                                     "model.use_flash_attention=False", "model.fp8=maybe",
                                     "model.optim.grad_sync_dtype=fp16", "model.mcore_gpt=False"},
                                    cluster("llama2-70b", 1));
-  ASSERT_EQ(bad.errors.size(), 8u);
+  ASSERT_EQ(bad.errors.size(), 7u);
   EXPECT_EQ(bad.errors[0], "model.megatron_amp_O2=False: only True maps: without O2 the weights stay in fp32 under "
                            "autocast, a memory and time trainsim does not model");
   EXPECT_EQ(bad.errors[1], "model.optim.name=lamb: expected distributed_fused_adam (ZeRO-1), fused_adam, adam, "
@@ -186,14 +194,11 @@ TEST(ImportMegatron, NemoLauncherOverridesMapOrAreNoted) {
   EXPECT_EQ(bad.errors[2], "model.fp8=maybe: expected True or False, got \"maybe\"");
   EXPECT_EQ(bad.errors[3], "model.optim.grad_sync_dtype=fp16: expected bf16 or fp32, got \"fp16\"");
   // The rest are the Megatron-LM arguments' own errors, after the keys that stand for none.
-  EXPECT_EQ(bad.errors[4].rfind("model.gradient_accumulation_fusion=False: trainsim prices the fused accumulation", 0),
-            0u)
+  EXPECT_EQ(bad.errors[4].rfind("model.transformer_engine=False: only transformer_engine maps", 0), 0u)
       << bad.errors[4];
-  EXPECT_EQ(bad.errors[5].rfind("model.transformer_engine=False: only transformer_engine maps", 0), 0u)
-      << bad.errors[5];
-  EXPECT_EQ(bad.errors[6], "model.use_flash_attention=False: only true maps (the fused attention kernel); for "
+  EXPECT_EQ(bad.errors[5], "model.use_flash_attention=False: only true maps (the fused attention kernel); for "
                            "unfused attention set training.attention: UNFUSED in the scenario");
-  EXPECT_EQ(bad.errors[7], "model.mcore_gpt=False: only Megatron-Core's models map (trainsim models their layers)");
+  EXPECT_EQ(bad.errors[6], "model.mcore_gpt=False: only Megatron-Core's models map (trainsim models their layers)");
 }
 
 // The recompute arguments are read together, in any order: --recompute-num-layers counts a

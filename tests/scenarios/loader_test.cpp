@@ -254,6 +254,21 @@ TEST(Examples, EveryShippedExampleLoadsCleanly) {
   EXPECT_GE(count, 3);
 }
 
+// training.gradient_accumulation_fusion: Megatron-LM's default (true, noted) unless written.
+TEST(RuleTraining, GradientAccumulationFusionDefaultsToMegatronsAndCanBeTurnedOff) {
+  Text text;
+  const LoadedScenario fused = loaded(text.load());
+  EXPECT_TRUE(fused.training.gradient_accumulation_fusion);
+  EXPECT_THAT(fused.notes, Contains(HasSubstr("training.gradient_accumulation_fusion defaulted to true")));
+  text.training = "training { sequence_length: 2048 global_batch_size: 512 gradient_accumulation_fusion: false }";
+  const LoadedScenario unfused = loaded(text.load());
+  EXPECT_FALSE(unfused.training.gradient_accumulation_fusion);
+  EXPECT_THAT(unfused.notes, Not(Contains(HasSubstr("gradient_accumulation_fusion"))));
+  Json json;
+  json.training = R"("sequenceLength": 2048, "globalBatchSize": 512, "gradientAccumulationFusion": false)";
+  EXPECT_FALSE(loaded(json.load()).training.gradient_accumulation_fusion);
+}
+
 // `trainsim search` loads its scenario with the layout fields set aside: the example
 // writes none, and a file that writes a layout no run could take (a batch of 100 that data
 // 32 does not divide, tensor 5, an unknown schedule, ZeRO stage 9) loads, in either
