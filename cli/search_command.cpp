@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
-#include <optional>
 #include <ostream>
 #include <thread>
 
@@ -146,6 +145,9 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
     err << *refused << '\n';
     return 1;
   }
+  if (!base.set_aside.empty())
+    err << fmt::format("search: {}: not read, the search chooses the layout, the micro-batch and the strategies\n",
+                       fmt::join(base.set_aside, ", "));
   const std::string gpu_key = detail::gpu_key_of(base.gpu);  // every candidate runs on base's GPU
   const std::int64_t gpus = base.cluster.nodes * base.cluster.gpus_per_node;
   const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -157,9 +159,6 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   space_options.gpus_per_node = base.cluster.gpus_per_node;
   space_options.max_micro_batch = options.max_micro_batch;
   const std::vector<scenarios::LayoutCandidate> space = enumerate_layouts(base.training, gpus, space_options);
-  if (!base.set_aside.empty())
-    err << fmt::format("search: {}: not read, the search chooses the layout, the micro-batch and the strategies\n",
-                       fmt::join(base.set_aside, ", "));
   if (space.empty()) {
     const auto& m = base.training.model;
     err << fmt::format("{}: error: training.global_batch_size: no layout of the {} GPUs takes a global batch of {}: "
@@ -206,7 +205,6 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   // time found so far is pruned. Rounds and order depend on the space alone, so the pruned
   // set — and the top-k — are the same for any number of threads.
   std::sort(order.begin(), order.end());
-  std::vector<std::optional<Evaluated>> results(space.size());
   std::vector<Ranked> fitting;
   std::uint64_t evaluated = 0, failed = 0, out_of_memory = 0, bound_violations = 0;
   std::map<std::string, std::uint64_t> failures;
@@ -254,8 +252,7 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
       o.tokens_per_s = e.tokens_per_s;
       o.mfu = e.mfu;
       o.peak_bytes = e.peak_bytes;
-      o.error = e.error;
-      results[candidate] = std::move(e);
+      o.error = std::move(e.error);
       progress.update(at + 1);
       return true;
     };
@@ -326,7 +323,7 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   out << fmt::format("  {:>3} {:>11} {:>12} {:>6} {:>9}  {}\n", "#", "iteration s", "tokens/s", "MFU", "peak GiB",
                      "layout");
   for (std::size_t r = 0; r < std::min(k, fitting.size()); ++r) {
-    const Evaluated& e = *results[fitting[r].candidate];
+    const detail::CandidateOutcome& e = outcomes[fitting[r].candidate];
     out << fmt::format("  {:>3} {:>11.4f} {:>12.0f} {:>5.1f}% {:>9.2f}  {}\n", r + 1, e.iteration_s, e.tokens_per_s,
                        100 * e.mfu, e.peak_bytes / GIB, scenarios::describe(space[fitting[r].candidate]));
   }
