@@ -49,6 +49,7 @@ struct Architecture {
   std::vector<std::string> written;  // the family flags as given, for messages
   bool swiglu = false, rms_norm = false, rope = false, learned_positions = true, untied = false;
   std::string no_bias;  // --disable-bias-linear as written, or empty
+  std::string qkv_bias, layernorm_1p;  // --add-qkv-bias, --apply-layernorm-1p as written, or empty
   std::int64_t vocab = 0;          // --vocab-size: the tokenizer's, before Megatron pads it
   std::int64_t vocab_multiple = 128;  // --make-vocab-size-divisible-by (Megatron's default)
   std::string vocab_multiple_written;
@@ -106,6 +107,22 @@ void apply_architecture(const Architecture& a, Scenario& s, ImportResult& r) {
     r.notes.push_back(fmt::format("{}: without --disable-bias-linear the run's linear layers add biases, which "
                                   "trainsim's LLAMA family leaves out (an elementwise add per GEMM output)",
                                   flags));
+  if (!a.qkv_bias.empty())
+    r.notes.push_back(family == models::Family::GPT
+                          ? fmt::format("{}: trainsim's GPT family adds every linear layer's bias already", a.qkv_bias)
+                          : fmt::format("{}: the QKV projection adds a bias, which trainsim's LLAMA family leaves out "
+                                        "((heads + 2 × query groups) × head size parameters a layer, added in the "
+                                        "GEMM's epilogue)",
+                                        a.qkv_bias));
+  if (!a.layernorm_1p.empty()) {
+    if (family == models::Family::GPT)
+      r.notes.push_back(fmt::format("{}: LayerNorm with its weights stored as γ − 1, the same kernels (adding the 1 "
+                                    "is one pass over h weights)",
+                                    a.layernorm_1p));
+    else
+      r.errors.push_back(fmt::format("{}: a LayerNorm variant; trainsim's LLAMA family normalizes with RMSNorm",
+                                     a.layernorm_1p));
+  }
 }
 
 // Megatron-LM pads the tokenizer's vocabulary to a multiple of --make-vocab-size-divisible-by
@@ -167,6 +184,7 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
   bool grads_in_fp32 = false, grad_reduce_in_bf16 = false;
   Architecture arch;
   Recompute recompute;
+  std::string softmax_in_fp32;  // --attention-softmax-in-fp32 as written, or empty
   // (name, value or "" for a flag, how it was written)
   std::vector<std::tuple<std::string, std::string, std::string>> items;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -280,6 +298,12 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       flag([&](bool v) { arch.untied = v; });
     } else if (name == "disable-bias-linear") {
       flag([&](bool v) { arch.no_bias = v ? written : std::string(); });
+    } else if (name == "add-qkv-bias") {
+      flag([&](bool v) { arch.qkv_bias = v ? written : std::string(); });
+    } else if (name == "apply-layernorm-1p") {
+      flag([&](bool v) { arch.layernorm_1p = v ? written : std::string(); });
+    } else if (name == "attention-softmax-in-fp32") {
+      flag([&](bool v) { softmax_in_fp32 = v ? written : std::string(); });
     } else if (name == "bf16") s.mutable_training()->set_precision(BF16);
     else if (name == "fp16") s.mutable_training()->set_precision(FP16);
     else if (name == "fp8-format") s.mutable_training()->set_precision(FP8);
@@ -328,6 +352,17 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
   apply_architecture(arch, s, r);
   apply_vocabulary(arch, s, r);
   apply_recompute(recompute, s, r);
+  // Megatron-LM's fused masked softmax runs in fp32 on the unfused attention path only.
+  if (!softmax_in_fp32.empty()) {
+    if (s.training().attention() == UNFUSED)
+      r.errors.push_back(fmt::format("{}: the unfused softmax in fp32 is not modelled (trainsim prices it in the "
+                                     "16-bit dtype)",
+                                     softmax_in_fp32));
+    else
+      r.notes.push_back(fmt::format("{}: the unfused attention's softmax; with fused attention (FLASH) it changes "
+                                    "nothing",
+                                    softmax_in_fp32));
+  }
   if (grad_reduce_in_bf16) s.mutable_training()->set_accumulate_allreduce_grads_in_fp32(false);
   else if (grads_in_fp32) s.mutable_training()->set_accumulate_allreduce_grads_in_fp32(true);
   if (layers_per_virtual > 0) {

@@ -97,7 +97,8 @@ NemoOverride translate_nemo(const std::string& key, const std::string& value) {
   } else if (key == "model.normalization") {
     if (value == "rmsnorm") o.arguments = {{"normalization", "RMSNorm"}};
     else if (value == "layernorm") o.arguments = {{"normalization", "LayerNorm"}};
-    else o.error = fmt::format("expected layernorm (GPT) or rmsnorm (LLAMA), got \"{}\"", value);
+    else if (value == "layernorm1p") o.arguments = {{"normalization", "LayerNorm"}, {"apply-layernorm-1p", "true"}};
+    else o.error = fmt::format("expected layernorm or layernorm1p (GPT) or rmsnorm (LLAMA), got \"{}\"", value);
   } else if (key == "model.share_embeddings_and_output_weights" || key == "model.bias") {
     // Both say the opposite of Megatron-LM's flag.
     const char* flag = key == "model.bias" ? "disable-bias-linear" : "untie-embeddings-and-output-weights";

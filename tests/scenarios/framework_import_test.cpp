@@ -105,14 +105,14 @@ TEST(ImportMegatron, NemoArchitectureKeysNameTheFamily) {
                                    cluster("llama3-8b", 1));
   EXPECT_TRUE(gpt.errors.empty()) << gpt.errors.front();
   EXPECT_EQ(gpt.scenario.model().family(), GPT);
-  const auto bad = import_megatron({"model.activation=squared-relu", "model.normalization=layernorm1p",
+  const auto bad = import_megatron({"model.activation=squared-relu", "model.normalization=scalenorm",
                                     "model.bias=maybe", "model.activation=fast-swiglu"},
                                    cluster("llama3-8b", 1));
   ASSERT_EQ(bad.errors.size(), 4u);
   EXPECT_EQ(bad.errors[0], "model.activation=squared-relu: expected gelu (GPT), swiglu or fast-swiglu (LLAMA), got "
                            "\"squared-relu\"");
-  EXPECT_EQ(bad.errors[1], "model.normalization=layernorm1p: expected layernorm (GPT) or rmsnorm (LLAMA), got "
-                           "\"layernorm1p\"");
+  EXPECT_EQ(bad.errors[1], "model.normalization=scalenorm: expected layernorm or layernorm1p (GPT) or rmsnorm "
+                           "(LLAMA), got \"scalenorm\"");
   EXPECT_EQ(bad.errors[2], "model.bias=maybe: expected True or False, got \"maybe\"");
   EXPECT_EQ(bad.errors[3].rfind("model.activation=fast-swiglu: no model family trainsim builds has this", 0), 0u)
       << bad.errors[3];
@@ -225,6 +225,40 @@ TEST(ImportMegatron, RecomputeArgumentsInAnyOrder) {
                                 "granularity is not full; ignored, as Megatron-LM ignores it");
   const auto off = import_megatron({"--recompute-activations", "false"}, base);
   EXPECT_EQ(off.scenario.strategy().recompute(), "none");
+}
+
+// Variants whose kernels trainsim prices alike are noted, not refused: LayerNorm with its
+// weights stored as γ − 1 (NeMo's layernorm1p), a QKV bias (GPT has it already; LLAMA leaves
+// out an epilogue add), the unfused softmax in fp32 when attention is fused. The same on the
+// wrong family or path is an error.
+TEST(ImportMegatron, VariantsPricedAlikeAreNoted) {
+  const auto gpt = import_megatron({"model.normalization=layernorm1p", "--add-qkv-bias", "--attention-softmax-in-fp32"},
+                                   cluster("gpt3-175b", 1));
+  EXPECT_TRUE(gpt.errors.empty()) << gpt.errors.front();
+  EXPECT_EQ(gpt.scenario.model().family(), GPT);
+  ASSERT_EQ(gpt.notes.size(), 3u);
+  EXPECT_EQ(gpt.notes[0], "--add-qkv-bias: trainsim's GPT family adds every linear layer's bias already");
+  EXPECT_EQ(gpt.notes[1], "model.normalization=layernorm1p: LayerNorm with its weights stored as γ − 1, the same "
+                          "kernels (adding the 1 is one pass over h weights)");
+  EXPECT_EQ(gpt.notes[2], "--attention-softmax-in-fp32: the unfused attention's softmax; with fused attention "
+                          "(FLASH) it changes nothing");
+  Scenario unfused = cluster("llama3-8b", 1);
+  unfused.mutable_training()->set_attention(UNFUSED);
+  const auto llama = import_megatron({"--swiglu", "--normalization", "RMSNorm", "--position-embedding-type", "rope",
+                                      "--untie-embeddings-and-output-weights", "--disable-bias-linear",
+                                      "--add-qkv-bias", "--apply-layernorm-1p", "--attention-softmax-in-fp32"},
+                                     unfused);
+  ASSERT_EQ(llama.errors.size(), 2u);
+  EXPECT_EQ(llama.errors[0], "--apply-layernorm-1p: a LayerNorm variant; trainsim's LLAMA family normalizes with "
+                             "RMSNorm");
+  EXPECT_EQ(llama.errors[1], "--attention-softmax-in-fp32: the unfused softmax in fp32 is not modelled (trainsim "
+                             "prices it in the 16-bit dtype)");
+  ASSERT_EQ(llama.notes.size(), 1u);
+  EXPECT_EQ(llama.notes[0].rfind("--add-qkv-bias: the QKV projection adds a bias, which trainsim's LLAMA family "
+                                 "leaves out",
+                                 0),
+            0u)
+      << llama.notes[0];
 }
 
 TEST(ImportMegatron, EveryArgumentItCannotMapIsAnError) {
