@@ -55,7 +55,8 @@ std::string report_text(const scenarios::LoadedScenario& s, const report::RunRep
                    l.tensor, l.pipeline, l.data, l.sequence_parallel ? " (sequence parallel)" : "", spec.sequence,
                    spec.micro_batch, spec.global_batch, r.micro_batches, hardware::to_string(spec.dtype),
                    hardware::to_string(strategies::gradient_dtype(spec)),
-                   spec.gradient_accumulation_fusion ? "" : " (added by a kernel of their own: no accumulation fusion)");
+                   spec.gradient_accumulation_fusion ? ""
+                                                     : " (added by a kernel of their own: no accumulation fusion)");
   o += fmt::format("passes    {}\n", r.pipeline);
   o += fmt::format("fidelity  {} ({} tasks, {} events, {} flows)\n\n", r.fidelity, r.tasks, r.events, r.flows);
 

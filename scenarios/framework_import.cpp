@@ -254,7 +254,8 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
     else if (name == "use-mcore-models")
       flag([&](bool v) {
         if (v) r.notes.push_back(fmt::format("{}: Megatron-Core's models, which trainsim models", written));
-        else r.errors.push_back(fmt::format("{}: only Megatron-Core's models map (trainsim models their layers)", written));
+        else
+          r.errors.push_back(fmt::format("{}: only Megatron-Core's models map (trainsim models their layers)", written));
       });
     else if (name == "transformer-impl") {
       if (value == "transformer_engine")
@@ -321,7 +322,8 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
     }
     else if (name == "accumulate-allreduce-grads-in-fp32") flag([&](bool v) { grads_in_fp32 = v; });
     else if (name == "grad-reduce-in-bf16") flag([&](bool v) { grad_reduce_in_bf16 = v; });
-    else if (name == "use-distributed-optimizer") flag([&](bool v) { s.mutable_strategy()->set_zero_stage(v ? 1 : 0); });
+    else if (name == "use-distributed-optimizer")
+      flag([&](bool v) { s.mutable_strategy()->set_zero_stage(v ? 1 : 0); });
     else if (name == "overlap-grad-reduce") flag([&](bool v) { s.mutable_strategy()->set_overlap_grad_reduce(v); });
     else if (name == "overlap-param-gather") flag([&](bool v) { s.mutable_strategy()->set_overlap_param_gather(v); });
     else if (name == "tp-comm-overlap") flag([&](bool v) { s.mutable_strategy()->set_overlap_tp_comm(v); });

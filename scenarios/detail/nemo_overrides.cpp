@@ -128,7 +128,8 @@ NemoOverride translate_nemo(const std::string& key, const std::string& value) {
     else if (falsity) o.note = "FP8 off: the precision is trainer.precision's";
     else o.error = boolean();
   } else if (key == "model.megatron_amp_O2") {
-    if (truth) o.note = "fp32 main parameters and gradients beside the 16-bit weights, as trainsim models mixed precision";
+    if (truth)
+      o.note = "fp32 main parameters and gradients beside the 16-bit weights, as trainsim models mixed precision";
     else if (falsity)
       o.error = "only True maps: without O2 the weights stay in fp32 under autocast, a memory and time trainsim "
                 "does not model";
