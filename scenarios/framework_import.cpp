@@ -255,7 +255,8 @@ ImportResult import_megatron(const std::vector<std::string>& args, const Scenari
       flag([&](bool v) {
         if (v) r.notes.push_back(fmt::format("{}: Megatron-Core's models, which trainsim models", written));
         else
-          r.errors.push_back(fmt::format("{}: only Megatron-Core's models map (trainsim models their layers)", written));
+          r.errors.push_back(
+              fmt::format("{}: only Megatron-Core's models map (trainsim models their layers)", written));
       });
     else if (name == "transformer-impl") {
       if (value == "transformer_engine")

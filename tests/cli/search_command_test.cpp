@@ -178,7 +178,8 @@ TEST_F(SearchCommand, TheWrittenLayoutIsSetAsideAndOnlyTheRestMustLoad) {
   const std::string model_and_cluster = R"(model { preset: "gpt-1.7b" }
 cluster { preset: "dgx-a100-80gb" nodes: 1 }
 )";
-  const std::string twelve = model_and_cluster + "training { sequence_length: 2048 global_batch_size: 12 precision: BF16 }\n";
+  const std::string twelve =
+      model_and_cluster + "training { sequence_length: 2048 global_batch_size: 12 precision: BF16 }\n";
   const Outcome bare = search_of(twelve);
   ASSERT_EQ(bare.rc, 0) << bare.err;
   EXPECT_EQ(bare.err.find("not read"), std::string::npos) << bare.err;

@@ -208,7 +208,8 @@ TEST(ImportMegatron, RecomputeArgumentsInAnyOrder) {
   using Args = std::vector<std::string>;
   for (const Args& args : {Args{"--recompute-granularity", "full", "--recompute-method", "uniform",
                                 "--recompute-num-layers", "4"},
-                           Args{"model.activations_checkpoint_num_layers=4", "model.activations_checkpoint_method=uniform",
+                           Args{"model.activations_checkpoint_num_layers=4",
+                                "model.activations_checkpoint_method=uniform",
                                 "model.activations_checkpoint_granularity=full"}}) {
     const auto r = import_megatron(args, base);
     EXPECT_TRUE(r.errors.empty()) << r.errors.front();
