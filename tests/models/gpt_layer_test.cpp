@@ -285,8 +285,9 @@ TEST(GptLayer, UnfusedWeightGradientsAreAddedByAKernelOfTheirOwn) {
   // The GEMMs themselves are unchanged: FLOPs and the roofline's bytes.
   ShardSpec fused = sh;
   fused.gradient_accumulation_fusion = true;
+  const Layer fused_layer = transformer_layer(m, fused);
   const Op& a = find_op(layer, "fc1");
-  const Op& b = find_op(transformer_layer(m, fused), "fc1");
+  const Op& b = find_op(fused_layer, "fc1");
   EXPECT_EQ(a.bwd_weight_flops, b.bwd_weight_flops);
   EXPECT_EQ(a.bwd_bytes, b.bwd_bytes);
   EXPECT_EQ(b.wgrad_add_bytes, 0.0);
