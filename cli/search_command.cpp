@@ -174,7 +174,7 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   // until its first backward (scenarios/memory_bound.hpp).
   const double capacity = base.gpu.hbm_capacity_bytes().value();
   const hardware::CostModel cost(base.gpu);
-  scenarios::ComputeBound compute_bound(base.training, cost.peak_flops(base.training.dtype));
+  scenarios::ComputeBound compute_bound(base.training, cost);
   std::vector<std::pair<double, std::size_t>> order;  // (time bound, candidate)
   std::uint64_t pruned_states = 0, pruned_activations = 0;
   // What became of each candidate, for the table (--csv, --jsonl).

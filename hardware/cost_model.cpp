@@ -166,6 +166,41 @@ double CostModel::achieved_flops(const Kernel& kernel) const {
 
 namespace {
 
+double highest_point(const EfficiencyCurve& curve) {
+  double top = 0;
+  for (const auto& p : curve.point()) top = std::max(top, p.efficiency());
+  return top;
+}
+
+}  // namespace
+
+double CostModel::max_achieved_flops(Dtype dtype) const {
+  // As achieved_flops reads the curves, each at its highest point: a GEMM's curve (its
+  // dtype's own if measured; the full-wave curve never rises above the curve's plateau),
+  // a fused attention's mask curve times the dropout curve where that would help it.
+  double gemm = 0;
+  const DtypeCurve& own = dtype_curves_[static_cast<std::size_t>(dtype)];
+  if (own.measured) {
+    gemm = highest_point(own.curve);
+  } else {
+    gemm = highest_point(profile_.gemm_efficiency());
+    if (dtype == Dtype::FP8) {
+      const auto& points = profile_.gemm_efficiency().point();
+      const double plateau = points.empty() ? 0.0 : points[points.size() - 1].efficiency();
+      // Without a measured FP8 efficiency achieved_flops refuses FP8 GEMMs.
+      gemm = plateau > 0 ? gemm * std::max(0.0, profile_.fp8_gemm_efficiency().value()) / plateau : 0.0;
+    }
+  }
+  double mask = highest_point(profile_.batched_gemm_efficiency());
+  if (profile_.has_causal_attention_efficiency())
+    mask = std::max(mask, highest_point(profile_.causal_attention_efficiency()));
+  const double dropout =
+      profile_.has_dropout_attention_efficiency() ? highest_point(profile_.dropout_attention_efficiency()) : 1.0;
+  return peak_flops(dtype) * std::max(gemm, mask * std::max(1.0, dropout));
+}
+
+namespace {
+
 struct KernelKey {
   std::uint64_t model;
   std::uint64_t flops_bits, bytes_bits, curve_bits, accumulate_bits;

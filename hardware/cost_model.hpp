@@ -43,6 +43,11 @@ class CostModel {
   double peak_flops(Dtype dtype) const;
   // Achieved FLOP/s for this kernel's compute part.
   double achieved_flops(const Kernel& kernel) const;
+  // The most FLOP/s any compute kernel in `dtype` (a GEMM or a fused attention) reaches on
+  // this GPU: no achieved_flops of such a kernel exceeds it (each curve's highest point at
+  // the peak; wave quantization only lowers a GEMM's). A lower bound on compute time divides
+  // FLOPs by this, not by the datasheet peak, which no kernel reaches.
+  double max_achieved_flops(Dtype dtype) const;
   // Cached per (kernel shape, this cost model) for the life of the thread, so that the
   // variants of a sweep that share a cost model price each op shape once.
   double seconds(const Kernel& kernel) const;

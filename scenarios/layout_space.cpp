@@ -6,6 +6,7 @@
 
 #include "models/model.hpp"
 #include "strategies/layout_rules.hpp"
+#include "strategies/lower.hpp"
 
 namespace trainsim::scenarios {
 namespace {
@@ -146,10 +147,17 @@ std::string describe(const LayoutCandidate& c) {
   return out;
 }
 
-ComputeBound::ComputeBound(const strategies::TrainingSpec& base, double peak_flops) : base_(base), peak_(peak_flops) {}
+ComputeBound::ComputeBound(const strategies::TrainingSpec& base, const hardware::CostModel& cost)
+    : base_(base), cost_(cost) {}
 
-const ComputeBound::LayerFlops& ComputeBound::flops(std::int32_t tensor, bool sequence_parallel,
-                                                    std::int32_t micro_batch) {
+double ComputeBound::max_flops(hardware::Dtype dtype) {
+  double& rate = max_flops_[static_cast<std::size_t>(dtype)];
+  if (rate == 0) rate = cost_.max_achieved_flops(dtype);
+  return rate;
+}
+
+const ComputeBound::LayerSeconds& ComputeBound::seconds_of(std::int32_t tensor, bool sequence_parallel,
+                                                         std::int32_t micro_batch) {
   const std::int64_t key = (static_cast<std::int64_t>(micro_batch) << 32) | (tensor << 1) | (sequence_parallel ? 1 : 0);
   for (const auto& [k, f] : cache_)
     if (k == key) return f;
@@ -159,26 +167,33 @@ const ComputeBound::LayerFlops& ComputeBound::flops(std::int32_t tensor, bool se
   shard.tensor = tensor;
   shard.sequence_parallel = sequence_parallel;
   shard.flash_attention = base_.flash_attention;
-  LayerFlops f;
-  const models::Layer layer = models::transformer_layer(base_.model, shard);
-  for (const auto& op : layer.ops) {
-    f.layer_forward += op.fwd_flops;
-    f.layer += op.fwd_flops + op.bwd_input_flops + op.bwd_weight_flops + op.bwd_extra_flops;
-    if (op.selective_recompute) f.selective += op.fwd_flops;
+  // The FLOPs the kernels run (a causal fused attention only its executed share), each at
+  // its kernel's dtype, as strategies::segment_seconds prices them.
+  LayerSeconds f;
+  auto at_most = [&](const models::Op& op, double flops) {
+    if (strategies::kernel_class(op.cls) == hardware::KernelClass::MEMORY) return 0.0;
+    return flops * op.executed_fraction / max_flops(strategies::kernel_dtype(op, base_.dtype));
+  };
+  auto whole = [](const models::Op& op) {
+    return op.fwd_flops + op.bwd_input_flops + op.bwd_weight_flops + op.bwd_extra_flops;
+  };
+  for (const auto& op : models::transformer_layer(base_.model, shard).ops) {
+    f.layer_forward += at_most(op, op.fwd_flops);
+    f.layer += at_most(op, whole(op));
+    if (op.selective_recompute) f.selective += at_most(op, op.fwd_flops);
   }
-  const models::Layer head = models::head_layer(base_.model, shard);
-  for (const auto& op : head.ops) f.head += op.fwd_flops + op.bwd_input_flops + op.bwd_weight_flops + op.bwd_extra_flops;
+  for (const auto& op : models::head_layer(base_.model, shard).ops) f.head += at_most(op, whole(op));
   cache_.emplace_back(key, f);
   return cache_.back().second;
 }
 
 double ComputeBound::seconds(const LayoutCandidate& c) {
-  const LayerFlops& f = flops(c.tensor, c.sequence_parallel, c.micro_batch);
+  const LayerSeconds& f = seconds_of(c.tensor, c.sequence_parallel, c.micro_batch);
   const double recompute = c.recompute == strategies::Recompute::FULL        ? f.layer_forward
                            : c.recompute == strategies::Recompute::SELECTIVE ? f.selective
                                                                              : 0.0;
-  const double per_layer = (f.layer + recompute) / peak_;
-  const double head = f.head / peak_;
+  const double per_layer = f.layer + recompute;
+  const double head = f.head;
   const Int layers = base_.model.layers;
   const Int p = c.pipeline;
   const Int last = c.last_stage_layers > 0 ? c.last_stage_layers : layers / p;

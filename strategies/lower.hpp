@@ -62,6 +62,13 @@ struct LowerOptions {
 Lowered lower(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
               Fidelity fidelity, const LowerOptions& options = {});
 
+// The kernel an op runs as: its class (a batched GEMM as a GEMM, an elementwise op as a
+// memory-bound kernel whose FLOPs take no time) and its dtype in a run of `precision`: an
+// FP8 run (Transformer Engine) runs only the transformer's linear layers in FP8;
+// attention, the output layer and the memory-bound kernels in BF16.
+hardware::KernelClass kernel_class(models::ComputeClass c);
+hardware::Dtype kernel_dtype(const models::Op& op, hardware::Dtype precision);
+
 // Seconds one compute step of `segment` costs (sum over its ops) for the share `what` of
 // its work: forward, whole backward, or the backward's input- or weight-gradient half.
 double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype, const hardware::CostModel& cost);

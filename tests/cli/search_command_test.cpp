@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace trainsim::cli {
 namespace {
@@ -150,6 +152,53 @@ TEST_F(SearchCommand, TheTableHoldsEveryCandidateAndWhatBecameOfIt) {
   EXPECT_EQ(search_command(over, out, err), 1);
   EXPECT_NE(err.str().find("--csv"), std::string::npos) << err.str();
   EXPECT_TRUE(out.str().empty()) << out.str();
+}
+
+// The time bound prunes only if it is never above a candidate's simulated time. Checked on
+// every candidate of three spaces, simulated without pruning: the fixture's (GPT 1.7B, A100,
+// BF16), GPT-3 175B on 64 A100 (GEMM-bound: its bound comes within a tenth of the time) and
+// Llama-3 8B in FP8 on an H100 node (causal attention at sequence 8,192, which runs half its
+// FLOPs; FP8 linear layers beside BF16 attention and output layer).
+TEST_F(SearchCommand, TheTimeBoundIsNeverAboveTheSimulatedTime) {
+  const std::pair<const char*, std::string> spaces[] = {
+      {"gpt-1.7b, 8 A100", SMALL},
+      {"gpt3-175b, 64 A100", R"(model { preset: "gpt3-175b" }
+training { sequence_length: 2048 global_batch_size: 16 precision: BF16 }
+cluster { preset: "dgx-a100-80gb" nodes: 8 }
+)"},
+      {"llama3-8b FP8, 8 H100", R"(model { preset: "llama3-8b" }
+training { sequence_length: 8192 global_batch_size: 16 precision: FP8 }
+cluster { preset: "dgx-h100" nodes: 1 }
+)"}};
+  const std::string table = fs::path(path_).replace_extension("bounds.jsonl").string();
+  for (const auto& [name, scenario] : spaces) {
+    std::ofstream(path_) << scenario;
+    SearchOptions o;
+    o.scenario_path = path_;
+    o.threads = 2;
+    o.prune = false;
+    o.max_micro_batch = 1;
+    o.progress = false;
+    o.jsonl_path = table;
+    std::ostringstream out, err;
+    ASSERT_EQ(search_command(o, out, err), 0) << name << "\n" << err.str();
+    EXPECT_EQ(out.str().find("WARNING"), std::string::npos) << name << "\n" << out.str();
+    std::ifstream in(table);
+    std::size_t simulated = 0;
+    double closest = 0;
+    for (std::string line; std::getline(in, line);) {
+      const auto row = nlohmann::json::parse(line);
+      if (!row["iteration_s"].is_number()) continue;
+      ++simulated;
+      const double bound = row["time_lower_bound_s"], seconds = row["iteration_s"];
+      EXPECT_LE(bound, seconds) << name << ": " << row["layout"];
+      closest = std::max(closest, bound / seconds);
+    }
+    std::printf("%s: %zu candidates simulated, time bound at most %.3f of the simulated time\n", name, simulated,
+                closest);
+    EXPECT_GT(simulated, 100u) << name;
+    fs::remove(table);
+  }
 }
 
 // The search chooses the layout, so the one a scenario writes is set aside unread: a

@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace trainsim::hardware {
 namespace {
@@ -389,4 +392,75 @@ TEST(CostModel, CachedCostsStayPerModel) {
   EXPECT_THROW((void)fast.seconds(bad), std::invalid_argument);  // a failure is never cached
 }
 
+}  // namespace trainsim::hardware
+
+namespace trainsim::hardware {
+namespace {
+
+// max_achieved_flops is what the search's compute-only time bound divides FLOPs by: no
+// kernel of its dtype may reach more. Checked on every shipped profile and dtype it has a
+// peak for, over GEMMs of many sizes and shapes (square, skinny, batched, with and without
+// a shape) and fused attention kernels across the curves' range (causal, dropout); and the
+// ceiling is reached, on some kernel, to within the curve's interpolation.
+TEST(CostModel, NoKernelOutrunsTheMostAchievedFlops) {
+  for (const std::string& name : profile_names()) {
+    const CostModel m = model(name);
+    for (const Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::FP8, Dtype::TF32, Dtype::FP32}) {
+      const bool has_peak = [&] {
+        try {
+          return m.peak_flops(d) > 0;
+        } catch (const std::invalid_argument&) {
+          return false;
+        }
+      }();
+      if (!has_peak) continue;
+      const double ceiling = m.max_achieved_flops(d);
+      EXPECT_LE(ceiling, m.peak_flops(d) * (1 + 1e-12)) << name << " " << to_string(d);
+      double best = 0;
+      auto check = [&](const Kernel& k) {
+        double achieved = 0;
+        try {
+          achieved = m.achieved_flops(k);
+        } catch (const std::invalid_argument&) {
+          return;  // e.g. FP8 on a GPU without a measured FP8 efficiency
+        }
+        best = std::max(best, achieved);
+        EXPECT_LE(achieved, ceiling * (1 + 1e-12))
+            << name << " " << to_string(d) << " class " << static_cast<int>(k.cls) << " flops " << k.flops << " m "
+            << k.m << " n " << k.n << " k " << k.k;
+      };
+      for (double x = 1e6; x < 1e16; x *= 1.7) {
+        Kernel g;
+        g.cls = KernelClass::GEMM;
+        g.dtype = d;
+        g.flops = x;
+        check(g);  // shape unknown: the curve alone
+        const auto side = std::max<std::int64_t>(1, std::llround(std::cbrt(x / 2)));
+        for (const auto& [rows, cols, batch] : {std::tuple{side, side, 1}, std::tuple{side * 4, side / 4 + 1, 1},
+                                                 std::tuple{side / 2 + 1, side * 2, 4}}) {
+          g.m = rows;
+          g.n = cols;
+          g.k = std::max<std::int64_t>(1, std::llround(x / (2.0 * static_cast<double>(rows * cols * batch))));
+          g.batch = batch;
+          g.flops = 2.0 * static_cast<double>(g.m * g.n * g.k * g.batch);
+          check(g);
+        }
+        Kernel a;
+        a.cls = KernelClass::FUSED_ATTENTION;
+        a.dtype = d;
+        a.curve_flops = x;
+        a.flops = x;
+        for (const bool causal : {false, true})
+          for (const bool dropout : {false, true}) {
+            a.causal = causal;
+            a.dropout = dropout;
+            check(a);
+          }
+      }
+      if (best > 0) EXPECT_GT(best, 0.95 * ceiling) << name << " " << to_string(d) << ": the ceiling is never reached";
+    }
+  }
+}
+
+}  // namespace
 }  // namespace trainsim::hardware
