@@ -243,6 +243,18 @@ double CostModel::seconds_uncached(const Kernel& kernel) const {
   check_kernel(kernel);
   double compute_s = 0;
   if (kernel.cls != KernelClass::MEMORY && kernel.flops > 0) compute_s = kernel.flops / achieved_flops(kernel);
+  return with_memory_and_launches(kernel, compute_s);
+}
+
+double CostModel::least_seconds(const Kernel& kernel) const {
+  check_kernel(kernel);
+  double compute_s = 0;
+  if (kernel.cls != KernelClass::MEMORY && kernel.flops > 0)
+    compute_s = kernel.flops / max_achieved_flops(kernel.dtype);
+  return with_memory_and_launches(kernel, compute_s);
+}
+
+double CostModel::with_memory_and_launches(const Kernel& kernel, double compute_s) const {
   const double memory_s =
       kernel.bytes / (profile_.hbm_bytes_per_s().value() * profile_.memory_efficiency().value());
   // Roofline: compute and memory traffic overlap inside a kernel, so the slower one sets the

@@ -48,6 +48,9 @@ class CostModel {
   // the peak; wave quantization only lowers a GEMM's). A lower bound on compute time divides
   // FLOPs by this, not by the datasheet peak, which no kernel reaches.
   double max_achieved_flops(Dtype dtype) const;
+  // The least time this kernel could take: seconds() with its FLOPs at max_achieved_flops
+  // (its bytes, epilogue and launches as seconds() prices them). Not cached.
+  double least_seconds(const Kernel& kernel) const;
   // Cached per (kernel shape, this cost model) for the life of the thread, so that the
   // variants of a sweep that share a cost model price each op shape once.
   double seconds(const Kernel& kernel) const;
@@ -60,6 +63,9 @@ class CostModel {
   // GEMM efficiency of this kernel's shape: the curve at its FLOPs, with the shape's wave
   // and tile quantization where the profile has a tiling and the kernel its shape.
   double gemm_curve(const Kernel& kernel) const;
+  // A kernel's time given the seconds of its compute part: the roofline with its memory
+  // traffic, then the accumulating epilogue and the launches.
+  double with_memory_and_launches(const Kernel& kernel, double compute_s) const;
   GpuProfile profile_;
   // gemm_efficiency with each point divided by the wave efficiency of the square GEMM it
   // was measured at (capped at the best-shape plateau): the efficiency of full waves.

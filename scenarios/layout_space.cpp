@@ -1,12 +1,14 @@
 #include "scenarios/layout_space.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
 #include "models/model.hpp"
 #include "strategies/layout_rules.hpp"
 #include "strategies/lower.hpp"
+#include "strategies/program.hpp"
 
 namespace trainsim::scenarios {
 namespace {
@@ -150,39 +152,30 @@ std::string describe(const LayoutCandidate& c) {
 ComputeBound::ComputeBound(const strategies::TrainingSpec& base, const hardware::CostModel& cost)
     : base_(base), cost_(cost) {}
 
-double ComputeBound::max_flops(hardware::Dtype dtype) {
-  double& rate = max_flops_[static_cast<std::size_t>(dtype)];
-  if (rate == 0) rate = cost_.max_achieved_flops(dtype);
-  return rate;
-}
-
 const ComputeBound::LayerSeconds& ComputeBound::seconds_of(std::int32_t tensor, bool sequence_parallel,
                                                          std::int32_t micro_batch) {
   const std::int64_t key = (static_cast<std::int64_t>(micro_batch) << 32) | (tensor << 1) | (sequence_parallel ? 1 : 0);
   for (const auto& [k, f] : cache_)
     if (k == key) return f;
-  models::ShardSpec shard;
-  shard.micro_batch = micro_batch;
-  shard.sequence = base_.sequence;
-  shard.tensor = tensor;
-  shard.sequence_parallel = sequence_parallel;
-  shard.flash_attention = base_.flash_attention;
-  // The FLOPs the kernels run (a causal fused attention only its executed share), each at
-  // its kernel's dtype, as strategies::segment_seconds prices them.
+  strategies::TrainingSpec spec = base_;
+  spec.micro_batch = micro_batch;
+  const models::ShardSpec shard = strategies::layer_shard(spec, tensor, sequence_parallel);
+  // The kernels as the lowering prices them, each at the least it could take.
+  auto least = [&](std::vector<models::Op> ops, strategies::Cost what) {
+    strategies::Segment segment;
+    segment.ops = std::move(ops);
+    return strategies::segment_seconds(segment, what, base_.dtype, cost_, strategies::Pricing::LEAST);
+  };
+  const std::vector<models::Op> layer = models::transformer_layer(base_.model, shard).ops;
+  std::vector<models::Op> selective;
+  std::copy_if(layer.begin(), layer.end(), std::back_inserter(selective),
+               [](const models::Op& op) { return op.selective_recompute; });
+  const std::vector<models::Op> head = models::head_layer(base_.model, shard).ops;
   LayerSeconds f;
-  auto at_most = [&](const models::Op& op, double flops) {
-    if (strategies::kernel_class(op.cls) == hardware::KernelClass::MEMORY) return 0.0;
-    return flops * op.executed_fraction / max_flops(strategies::kernel_dtype(op, base_.dtype));
-  };
-  auto whole = [](const models::Op& op) {
-    return op.fwd_flops + op.bwd_input_flops + op.bwd_weight_flops + op.bwd_extra_flops;
-  };
-  for (const auto& op : models::transformer_layer(base_.model, shard).ops) {
-    f.layer_forward += at_most(op, op.fwd_flops);
-    f.layer += at_most(op, whole(op));
-    if (op.selective_recompute) f.selective += at_most(op, op.fwd_flops);
-  }
-  for (const auto& op : models::head_layer(base_.model, shard).ops) f.head += at_most(op, whole(op));
+  f.layer_forward = least(layer, strategies::Cost::FORWARD);
+  f.layer = f.layer_forward + least(layer, strategies::Cost::BACKWARD);
+  f.selective = least(selective, strategies::Cost::FORWARD);
+  f.head = least(head, strategies::Cost::FORWARD) + least(head, strategies::Cost::BACKWARD);
   cache_.emplace_back(key, f);
   return cache_.back().second;
 }

@@ -4,7 +4,6 @@
 // allow given the dimensions before it (strategies/layout_rules.hpp), so every candidate is
 // a layout Megatron-LM would accept; the few rules that need the whole Program (a schedule's
 // needs) are left to building it.
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,29 +47,27 @@ strategies::TrainingSpec apply_layout(const strategies::TrainingSpec& base, cons
 // "t8 p16 d32 mb1 1f1b zero1 recompute=full sp overlap=grad,param,tp", for tables.
 std::string describe(const LayoutCandidate& c);
 
-// A lower bound on the iteration time from compute alone: every GEMM or attention kernel
-// takes at least its FLOPs over the most any kernel of its dtype reaches on the GPU
-// (hardware::CostModel::max_achieved_flops), memory-bound kernels at least nothing. The GPU
-// of the last stage runs all its micro-batches' forward, backward and recomputed forward
-// work and the head, after the first micro-batch's forward has crossed the stages before
-// it and before the last one's backward crosses them back (one chunk each with
-// interleaving). Communication, the optimizer step and memory-bound time only add to it.
+// A lower bound on the iteration time from compute alone: every kernel of a layer and of
+// the head takes at least CostModel::least_seconds (its FLOPs at the most any kernel of its
+// dtype reaches on the GPU, its memory traffic and launches as priced). The GPU of the last
+// stage runs all its micro-batches' forward, backward and recomputed forward work and the
+// head, after the first micro-batch's forward has crossed the stages before it and before
+// the last one's backward crosses them back (one chunk each with interleaving).
+// Communication, the optimizer step and contention only add to it.
 class ComputeBound {
  public:
   ComputeBound(const strategies::TrainingSpec& base, const hardware::CostModel& cost);
   double seconds(const LayoutCandidate& c);
 
  private:
-  // Seconds at the kernels' most FLOP/s: a layer's forward and backward, its forward, the
-  // part of its forward that selective recompute redoes, and the head's forward and backward.
+  // The least seconds of a layer's forward and backward, of its forward, of the part of
+  // its forward that selective recompute redoes, and of the head's forward and backward.
   struct LayerSeconds {
     double layer = 0, layer_forward = 0, selective = 0, head = 0;
   };
   const LayerSeconds& seconds_of(std::int32_t tensor, bool sequence_parallel, std::int32_t micro_batch);
-  double max_flops(hardware::Dtype dtype);
   strategies::TrainingSpec base_;
   hardware::CostModel cost_;
-  std::array<double, 5> max_flops_{};  // by hardware::Dtype; 0 until asked
   std::vector<std::pair<std::int64_t, LayerSeconds>> cache_;
 };
 

@@ -112,7 +112,11 @@ double fp8_cast_seconds(const models::Op& op, Cost what, const hardware::CostMod
 
 }  // namespace
 
-double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype, const hardware::CostModel& cost) {
+double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype, const hardware::CostModel& cost,
+                       Pricing pricing) {
+  const auto price = [&](const hardware::Kernel& k) {
+    return pricing == Pricing::LEAST ? cost.least_seconds(k) : cost.seconds(k);
+  };
   double total = 0;
   for (const auto& op : segment.ops) {
     hardware::Kernel k;
@@ -139,7 +143,7 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
       k.flops = op.fwd_flops * run;
       k.bytes = op.fwd_bytes;
       k.kernels = op.fwd_kernels;
-      total += cost.seconds(k);
+      total += price(k);
       continue;
     }
     const bool split_kernels = op.bwd_weight_flops > 0;
@@ -150,7 +154,7 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
       k.flops = (op.bwd_input_flops + op.bwd_extra_flops) * run;
       k.bytes = split_kernels ? op.bwd_bytes / 2 : op.bwd_bytes;
       k.kernels = split_kernels ? 1 : op.bwd_kernels;
-      total += cost.seconds(k);
+      total += price(k);
     }
     if (what != Cost::BACKWARD_INPUT && split_kernels) {
       shape(op.gemm.k, op.gemm.n, op.gemm.m);
@@ -158,7 +162,7 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
       k.bytes = op.bwd_bytes / 2;
       k.kernels = 1;
       k.accumulate_bytes = op.wgrad_accumulate_bytes;
-      total += cost.seconds(k);
+      total += price(k);
       if (op.wgrad_add_bytes > 0) {
         hardware::Kernel add;  // memory-bound, one launch
         add.bytes = op.wgrad_add_bytes;

@@ -69,9 +69,14 @@ Lowered lower(const Program& program, const hardware::Cluster& cluster, const ha
 hardware::KernelClass kernel_class(models::ComputeClass c);
 hardware::Dtype kernel_dtype(const models::Op& op, hardware::Dtype precision);
 
+// How segment_seconds prices each kernel: as the cost model says (CostModel::seconds), or
+// at the least it could take (CostModel::least_seconds), for lower bounds.
+enum class Pricing : std::uint8_t { MEASURED, LEAST };
+
 // Seconds one compute step of `segment` costs (sum over its ops) for the share `what` of
 // its work: forward, whole backward, or the backward's input- or weight-gradient half.
-double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype, const hardware::CostModel& cost);
+double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype, const hardware::CostModel& cost,
+                       Pricing pricing = Pricing::MEASURED);
 inline double segment_seconds(const Segment& segment, Direction dir, hardware::Dtype dtype,
                               const hardware::CostModel& cost) {
   return segment_seconds(segment, dir == Direction::FORWARD ? Cost::FORWARD : Cost::BACKWARD, dtype, cost);

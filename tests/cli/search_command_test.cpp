@@ -156,7 +156,7 @@ TEST_F(SearchCommand, TheTableHoldsEveryCandidateAndWhatBecameOfIt) {
 
 // The time bound prunes only if it is never above a candidate's simulated time. Checked on
 // every candidate of three spaces, simulated without pruning: the fixture's (GPT 1.7B, A100,
-// BF16), GPT-3 175B on 64 A100 (GEMM-bound: its bound comes within a tenth of the time) and
+// BF16), GPT-3 175B on 64 A100 (GEMM-bound: its bound comes within 3 % of the time) and
 // Llama-3 8B in FP8 on an H100 node (causal attention at sequence 8,192, which runs half its
 // FLOPs; FP8 linear layers beside BF16 attention and output layer).
 TEST_F(SearchCommand, TheTimeBoundIsNeverAboveTheSimulatedTime) {
