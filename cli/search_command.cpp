@@ -201,8 +201,8 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
     order.emplace_back(o.time_lower_bound_s, i);
   }
   // 2. Candidates in order of their compute-only time bound (ties by enumeration order), in
-  // rounds of fixed sizes; after each round everything whose bound exceeds the k-th best
-  // time found so far is pruned. Rounds and order depend on the space alone, so the pruned
+  // rounds of fixed sizes, each cut where the bounds pass the k-th best time found before
+  // it; after each round everything whose bound exceeds the k-th best so far is pruned. Rounds and order depend on the space alone, so the pruned
   // set — and the top-k — are the same for any number of threads.
   std::sort(order.begin(), order.end());
   std::vector<Ranked> fitting;
@@ -216,7 +216,14 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   detail::WorkerPool pool(threads);
   while (next < order.size() && !options.count_only) {
     if (options.prune && order[next].first > threshold) break;
-    const std::size_t end = std::min(order.size(), next + round);
+    std::size_t end = std::min(order.size(), next + round);
+    // Nor does a round take what the k-th best so far already prunes.
+    if (options.prune)
+      end = static_cast<std::size_t>(
+          std::upper_bound(order.begin() + static_cast<std::ptrdiff_t>(next),
+                           order.begin() + static_cast<std::ptrdiff_t>(end), threshold,
+                           [](double t, const std::pair<double, std::size_t>& o) { return t < o.first; }) -
+          order.begin());
     auto evaluate = [&](std::uint64_t at) {
       Evaluated e;
       const strategies::TrainingSpec variant = apply_layout(base.training, space[order[at].second]);
