@@ -202,8 +202,9 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   }
   // 2. Candidates in order of their compute-only time bound (ties by enumeration order), in
   // rounds of fixed sizes, each cut where the bounds pass the k-th best time found before
-  // it; after each round everything whose bound exceeds the k-th best so far is pruned. Rounds and order depend on the space alone, so the pruned
-  // set — and the top-k — are the same for any number of threads.
+  // it; after each round everything whose bound exceeds the k-th best so far is pruned.
+  // Rounds and order depend on the space alone, so the pruned set — and the top-k — are the
+  // same for any number of threads.
   std::sort(order.begin(), order.end());
   std::vector<Ranked> fitting;
   std::uint64_t evaluated = 0, failed = 0, out_of_memory = 0, bound_violations = 0;
