@@ -21,6 +21,10 @@ namespace trainsim::strategies {
 
 const char* to_string(Fidelity f) { return f == Fidelity::FULL ? "full" : "fast"; }
 
+namespace {
+
+using Parts = std::array<sim::Time, static_cast<int>(Category::COUNT)>;
+
 hardware::KernelClass kernel_class(models::ComputeClass c) {
   switch (c) {
     case models::ComputeClass::GEMM: return hardware::KernelClass::GEMM;
@@ -32,14 +36,6 @@ hardware::KernelClass kernel_class(models::ComputeClass c) {
   }
   return hardware::KernelClass::MEMORY;
 }
-
-hardware::Dtype kernel_dtype(const models::Op& op, hardware::Dtype precision) {
-  return precision == hardware::Dtype::FP8 && !op.fp8_linear ? hardware::Dtype::BF16 : precision;
-}
-
-namespace {
-
-using Parts = std::array<sim::Time, static_cast<int>(Category::COUNT)>;
 
 // The group a collective of `dim` runs over, for `rank`, in ring order (parallel_layout.hpp;
 // the program's PIPELINE collective is the tied-embedding group); and the symmetric set of
@@ -121,8 +117,11 @@ double segment_seconds(const Segment& segment, Cost what, hardware::Dtype dtype,
   for (const auto& op : segment.ops) {
     hardware::Kernel k;
     k.cls = kernel_class(op.cls);
-    k.dtype = kernel_dtype(op, dtype);
-    if (k.dtype == hardware::Dtype::FP8) total += fp8_cast_seconds(op, what, cost);
+    // Precision per kernel: an FP8 run (Transformer Engine) runs only the transformer's
+    // linear layers in FP8; attention, the output layer and the memory-bound kernels in BF16.
+    const bool fp8 = dtype == hardware::Dtype::FP8 && op.fp8_linear;
+    k.dtype = dtype == hardware::Dtype::FP8 && !fp8 ? hardware::Dtype::BF16 : dtype;
+    if (fp8) total += fp8_cast_seconds(op, what, cost);
     k.batch = op.gemm.batch;
     k.curve_flops = op.attention_curve_flops;
     k.causal = op.causal;

@@ -62,13 +62,6 @@ struct LowerOptions {
 Lowered lower(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
               Fidelity fidelity, const LowerOptions& options = {});
 
-// The kernel an op runs as: its class (a batched GEMM as a GEMM, an elementwise op as a
-// memory-bound kernel whose FLOPs take no time) and its dtype in a run of `precision`: an
-// FP8 run (Transformer Engine) runs only the transformer's linear layers in FP8;
-// attention, the output layer and the memory-bound kernels in BF16.
-hardware::KernelClass kernel_class(models::ComputeClass c);
-hardware::Dtype kernel_dtype(const models::Op& op, hardware::Dtype precision);
-
 // How segment_seconds prices each kernel: as the cost model says (CostModel::seconds), or
 // at the least it could take (CostModel::least_seconds), for lower bounds.
 enum class Pricing : std::uint8_t { MEASURED, LEAST };
