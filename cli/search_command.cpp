@@ -21,6 +21,7 @@
 #include "hardware/cost_model.hpp"
 #include "scenarios/layout_space.hpp"
 #include "scenarios/memory_bound.hpp"
+#include "scenarios/time_bound.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -174,7 +175,8 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   // until its first backward (scenarios/memory_bound.hpp).
   const double capacity = base.gpu.hbm_capacity_bytes().value();
   const hardware::CostModel cost(base.gpu);
-  scenarios::ComputeBound compute_bound(base.training, cost);
+  const hardware::Cluster cluster(base.cluster, base.gpu);
+  scenarios::TimeBound time_bound(base.training, cluster, cost);
   std::vector<std::pair<double, std::size_t>> order;  // (time bound, candidate)
   std::uint64_t pruned_states = 0, pruned_activations = 0;
   // What became of each candidate, for the table (--csv, --jsonl).
@@ -196,11 +198,11 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
       o.status = detail::CandidateStatus::PRUNED_MEMORY_ACTIVATIONS;
       continue;
     }
-    o.time_lower_bound_s = compute_bound.seconds(c);
+    o.time_lower_bound_s = time_bound.seconds(c);
     o.status = options.count_only ? detail::CandidateStatus::NOT_SIMULATED : detail::CandidateStatus::PRUNED_TIME;
     order.emplace_back(o.time_lower_bound_s, i);
   }
-  // 2. Candidates in order of their compute-only time bound (ties by enumeration order), in
+  // 2. Candidates in order of their time bound (ties by enumeration order), in
   // rounds of fixed sizes, each cut where the bounds pass the k-th best time found before
   // it; after each round everything whose bound exceeds the k-th best so far is pruned.
   // Rounds and order depend on the space alone, so the pruned set — and the top-k — are the
@@ -311,7 +313,7 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
                      capacity / GIB, pruned_states + pruned_activations, pruned_states, pruned_activations);
   if (options.count_only) out << fmt::format("  left to simulate or prune by time: {}\n", order.size());
   if (options.prune && !options.count_only)
-    out << fmt::format("  pruned by the compute-only time bound (above the {}th best time found, {:.4f} s): {}\n", k,
+    out << fmt::format("  pruned by the time lower bound (above the {}th best time found, {:.4f} s): {}\n", k,
                        threshold, pruned_time);
   out << fmt::format("  simulated: {} (fit: {}, out of memory: {}, failed to build: {})\n", evaluated, fitting.size(),
                      out_of_memory, failed);

@@ -1,14 +1,10 @@
 #include "scenarios/layout_space.hpp"
 
 #include <algorithm>
-#include <iterator>
 
 #include <fmt/format.h>
 
-#include "models/model.hpp"
 #include "strategies/layout_rules.hpp"
-#include "strategies/lower.hpp"
-#include "strategies/program.hpp"
 
 namespace trainsim::scenarios {
 namespace {
@@ -147,57 +143,6 @@ std::string describe(const LayoutCandidate& c) {
   if (c.overlap_tp_comm) overlaps += std::string(overlaps.empty() ? "" : ",") + "tp";
   if (!overlaps.empty()) out += " overlap=" + overlaps;
   return out;
-}
-
-ComputeBound::ComputeBound(const strategies::TrainingSpec& base, const hardware::CostModel& cost)
-    : base_(base), cost_(cost) {}
-
-const ComputeBound::LayerSeconds& ComputeBound::seconds_of(std::int32_t tensor, bool sequence_parallel,
-                                                         std::int32_t micro_batch) {
-  const std::int64_t key = (static_cast<std::int64_t>(micro_batch) << 32) | (tensor << 1) | (sequence_parallel ? 1 : 0);
-  for (const auto& [k, f] : cache_)
-    if (k == key) return f;
-  strategies::TrainingSpec spec = base_;
-  spec.micro_batch = micro_batch;
-  const models::ShardSpec shard = strategies::layer_shard(spec, tensor, sequence_parallel);
-  // The kernels as the lowering prices them, each at the least it could take.
-  auto least = [&](std::vector<models::Op> ops, strategies::Cost what) {
-    strategies::Segment segment;
-    segment.ops = std::move(ops);
-    return strategies::segment_seconds(segment, what, base_.dtype, cost_, strategies::Pricing::LEAST);
-  };
-  const std::vector<models::Op> layer = models::transformer_layer(base_.model, shard).ops;
-  std::vector<models::Op> selective;
-  std::copy_if(layer.begin(), layer.end(), std::back_inserter(selective),
-               [](const models::Op& op) { return op.selective_recompute; });
-  const std::vector<models::Op> head = models::head_layer(base_.model, shard).ops;
-  LayerSeconds f;
-  f.layer_forward = least(layer, strategies::Cost::FORWARD);
-  f.layer = f.layer_forward + least(layer, strategies::Cost::BACKWARD);
-  f.selective = least(selective, strategies::Cost::FORWARD);
-  f.head = least(head, strategies::Cost::FORWARD) + least(head, strategies::Cost::BACKWARD);
-  cache_.emplace_back(key, f);
-  return cache_.back().second;
-}
-
-double ComputeBound::seconds(const LayoutCandidate& c) {
-  const LayerSeconds& f = seconds_of(c.tensor, c.sequence_parallel, c.micro_batch);
-  const double recompute = c.recompute == strategies::Recompute::FULL        ? f.layer_forward
-                           : c.recompute == strategies::Recompute::SELECTIVE ? f.selective
-                                                                             : 0.0;
-  const double per_layer = f.layer + recompute;
-  const double head = f.head;
-  const Int layers = base_.model.layers;
-  const Int p = c.pipeline;
-  const Int last = c.last_stage_layers > 0 ? c.last_stage_layers : layers / p;
-  const Int middle = c.first_stage_layers > 0 ? (layers - c.first_stage_layers - c.last_stage_layers) / (p - 2)
-                                              : layers / p;
-  const Int most = std::max<Int>({middle, c.first_stage_layers, c.last_stage_layers});
-  const double m = static_cast<double>(base_.global_batch / (static_cast<Int>(c.micro_batch) * c.data));
-  const double last_stage = m * (static_cast<double>(last) * per_layer + head);
-  const double busiest = m * static_cast<double>(most) * per_layer;
-  const double fill_drain = static_cast<double>(layers - last) / c.virtual_stages * per_layer;
-  return std::max(busiest, last_stage + fill_drain);
 }
 
 }  // namespace trainsim::scenarios

@@ -1,6 +1,6 @@
 #pragma once
-// The layout space `trainsim search` walks for one model, GPU count and global batch, and
-// the closed-form bounds it prunes with. Each dimension takes only the values its rules
+// The layout space `trainsim search` walks for one model, GPU count and global batch (the
+// bounds it prunes with: memory_bound.hpp, time_bound.hpp). Each dimension takes only the values its rules
 // allow given the dimensions before it (strategies/layout_rules.hpp), so every candidate is
 // a layout Megatron-LM would accept; the few rules that need the whole Program (a schedule's
 // needs) are left to building it.
@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "hardware/cost_model.hpp"
 #include "strategies/spec.hpp"
 
 namespace trainsim::scenarios {
@@ -46,29 +45,5 @@ strategies::TrainingSpec apply_layout(const strategies::TrainingSpec& base, cons
 
 // "t8 p16 d32 mb1 1f1b zero1 recompute=full sp overlap=grad,param,tp", for tables.
 std::string describe(const LayoutCandidate& c);
-
-// A lower bound on the iteration time from compute alone: every kernel of a layer and of
-// the head takes at least CostModel::least_seconds (its FLOPs at the most any kernel of its
-// dtype reaches on the GPU, its memory traffic and launches as priced). The GPU of the last
-// stage runs all its micro-batches' forward, backward and recomputed forward work and the
-// head, after the first micro-batch's forward has crossed the stages before it and before
-// the last one's backward crosses them back (one chunk each with interleaving).
-// Communication, the optimizer step and contention only add to it.
-class ComputeBound {
- public:
-  ComputeBound(const strategies::TrainingSpec& base, const hardware::CostModel& cost);
-  double seconds(const LayoutCandidate& c);
-
- private:
-  // The least seconds of a layer's forward and backward, of its forward, of the part of
-  // its forward that selective recompute redoes, and of the head's forward and backward.
-  struct LayerSeconds {
-    double layer = 0, layer_forward = 0, selective = 0, head = 0;
-  };
-  const LayerSeconds& seconds_of(std::int32_t tensor, bool sequence_parallel, std::int32_t micro_batch);
-  strategies::TrainingSpec base_;
-  hardware::CostModel cost_;
-  std::vector<std::pair<std::int64_t, LayerSeconds>> cache_;
-};
 
 }  // namespace trainsim::scenarios

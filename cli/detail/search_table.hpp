@@ -15,7 +15,7 @@ namespace trainsim::cli::detail {
 enum class CandidateStatus : std::uint8_t {
   PRUNED_MEMORY_STATES,       // the model states alone exceed the capacity
   PRUNED_MEMORY_ACTIVATIONS,  // with the activations a stage holds at its first backward
-  PRUNED_TIME,                // its compute-only time bound exceeds the k-th best time found
+  PRUNED_TIME,                // its time lower bound exceeds the k-th best time found
   NOT_SIMULATED,              // --count-only
   FIT,
   OUT_OF_MEMORY,              // simulated, and its peak exceeds the capacity

@@ -397,7 +397,7 @@ TEST(CostModel, CachedCostsStayPerModel) {
 namespace trainsim::hardware {
 namespace {
 
-// max_achieved_flops is what the search's compute-only time bound divides FLOPs by
+// max_achieved_flops is what the search's time lower bound divides FLOPs by
 // (least_seconds): no kernel of its dtype may reach more, nor take less than
 // least_seconds. Checked on every shipped profile and dtype it has a peak for, over GEMMs of
 // many sizes and shapes (square, skinny, batched, with and without a shape) and fused
