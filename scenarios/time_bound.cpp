@@ -77,8 +77,7 @@ const TimeBound::LayerWork& TimeBound::layer_work(std::int32_t tensor, bool sequ
 
 double TimeBound::least_collective(strategies::ParallelDim dim, hardware::Collective op, double bytes,
                                    const LayoutCandidate& c) {
-  auto [pos, fresh] = closed_forms_.try_emplace(
-      {static_cast<int>(dim), static_cast<int>(op), c.tensor, c.pipeline});
+  auto [pos, fresh] = closed_forms_.try_emplace({static_cast<int>(dim), static_cast<int>(op), c.tensor, c.pipeline, c.data});
   std::vector<hardware::ClosedForm>& forms = pos->second;
   if (fresh) {
     strategies::Layout layout;
@@ -93,9 +92,9 @@ double TimeBound::least_collective(strategies::ParallelDim dim, hardware::Collec
       const std::vector<std::vector<std::uint32_t>> group{pl.groups(dim, strategies::ParallelDim::PIPELINE, stage)[0]};
       // What NCCL's model enables depends on the group, not on the size.
       const hardware::TuningInputs in = hardware::tuning_inputs(cluster_, op, group[0], 0);
-      for (const hardware::Algorithm a : {hardware::Algorithm::TREE, hardware::Algorithm::RING, hardware::Algorithm::NVLS,
-                                          hardware::Algorithm::NVLS_TREE, hardware::Algorithm::PAT})
-        for (const hardware::Protocol p : {hardware::Protocol::LL, hardware::Protocol::LL128, hardware::Protocol::SIMPLE})
+      using hardware::Algorithm, hardware::Protocol;
+      for (const Algorithm a : {Algorithm::TREE, Algorithm::RING, Algorithm::NVLS, Algorithm::NVLS_TREE, Algorithm::PAT})
+        for (const Protocol p : {Protocol::LL, Protocol::LL128, Protocol::SIMPLE})
           if (std::isfinite(hardware::nccl_predicted_seconds(in, a, p)))
             forms.push_back(hardware::symmetric_closed_form(cluster_, op, group, {a, p, in.channels, 0.0}));
     }
@@ -108,7 +107,7 @@ double TimeBound::least_collective(strategies::ParallelDim dim, hardware::Collec
 double TimeBound::tensor_comm(const LayoutCandidate& c) {
   if (c.tensor <= 1 || c.overlap_tp_comm) return 0;
   auto [pos, fresh] = tensor_comm_.try_emplace(
-      {c.tensor, c.sequence_parallel ? 1 : 0, c.micro_batch, static_cast<int>(c.recompute), c.pipeline});
+      {c.tensor, c.sequence_parallel ? 1 : 0, c.micro_batch, static_cast<int>(c.recompute), c.pipeline, c.data});
   if (!fresh) return pos->second;
   auto [known, unseen] = layer_collectives_.try_emplace(
       {c.tensor, c.sequence_parallel ? 1 : 0, c.micro_batch, static_cast<int>(c.recompute)});
@@ -139,7 +138,8 @@ double TimeBound::after_last_backward(const LayoutCandidate& c, Int layers) {
   seconds += strategies::segment_seconds(step, strategies::Cost::FORWARD, base_.dtype, cost_,
                                          strategies::Pricing::LEAST);
   if (c.data > 1 && zero && !c.overlap_param_gather)
-    seconds += least_collective(strategies::ParallelDim::DATA, hardware::Collective::ALL_GATHER, params * sb.weights, c);
+    seconds +=
+        least_collective(strategies::ParallelDim::DATA, hardware::Collective::ALL_GATHER, params * sb.weights, c);
   return seconds;
 }
 

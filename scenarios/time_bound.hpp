@@ -60,11 +60,12 @@ class TimeBound {
   hardware::CostModel cost_;
   std::map<std::tuple<int, int, int>, LayerWork> layer_work_;  // (tensor, sp, micro-batch)
   // A layer's tensor-parallel collectives by (tensor, sp, micro-batch, recompute), and their
-  // least seconds by that and the pipeline size.
+  // least seconds by that and the pipeline and data sizes.
   std::map<std::tuple<int, int, int, int>, std::vector<strategies::CollectiveNeed>> layer_collectives_;
-  std::map<std::tuple<int, int, int, int, int>, double> tensor_comm_;
-  // Every stage's closed form of each enabled algorithm and protocol, by (dim, op, tensor, pipeline).
-  std::map<std::tuple<int, int, int, int>, std::vector<hardware::ClosedForm>> closed_forms_;
+  std::map<std::tuple<int, int, int, int, int, int>, double> tensor_comm_;
+  // Every stage's closed form of each enabled algorithm and protocol, by (dim, op, tensor,
+  // pipeline, data).
+  std::map<std::tuple<int, int, int, int, int>, std::vector<hardware::ClosedForm>> closed_forms_;
 };
 
 }  // namespace trainsim::scenarios
