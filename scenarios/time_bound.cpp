@@ -77,7 +77,8 @@ const TimeBound::LayerWork& TimeBound::layer_work(std::int32_t tensor, bool sequ
 
 double TimeBound::least_collective(strategies::ParallelDim dim, hardware::Collective op, double bytes,
                                    const LayoutCandidate& c) {
-  auto [pos, fresh] = closed_forms_.try_emplace({static_cast<int>(dim), static_cast<int>(op), c.tensor, c.pipeline, c.data});
+  auto [pos, fresh] =
+      closed_forms_.try_emplace({static_cast<int>(dim), static_cast<int>(op), c.tensor, c.pipeline, c.data});
   std::vector<hardware::ClosedForm>& forms = pos->second;
   if (fresh) {
     strategies::Layout layout;
@@ -93,7 +94,8 @@ double TimeBound::least_collective(strategies::ParallelDim dim, hardware::Collec
       // What NCCL's model enables depends on the group, not on the size.
       const hardware::TuningInputs in = hardware::tuning_inputs(cluster_, op, group[0], 0);
       using hardware::Algorithm, hardware::Protocol;
-      for (const Algorithm a : {Algorithm::TREE, Algorithm::RING, Algorithm::NVLS, Algorithm::NVLS_TREE, Algorithm::PAT})
+      for (const Algorithm a :
+           {Algorithm::TREE, Algorithm::RING, Algorithm::NVLS, Algorithm::NVLS_TREE, Algorithm::PAT})
         for (const Protocol p : {Protocol::LL, Protocol::LL128, Protocol::SIMPLE})
           if (std::isfinite(hardware::nccl_predicted_seconds(in, a, p)))
             forms.push_back(hardware::symmetric_closed_form(cluster_, op, group, {a, p, in.channels, 0.0}));
