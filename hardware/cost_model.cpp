@@ -135,16 +135,13 @@ double CostModel::achieved_flops(const Kernel& kernel) const {
       // A curve measured in the kernel's own dtype is already a fraction of its peak.
       if (kernel.dtype != Dtype::FP8 || dtype_curves_[static_cast<std::size_t>(Dtype::FP8)].measured)
         return peak_flops(kernel.dtype) * curve;
-      // The GEMM curve was measured in BF16; FP8 GEMMs follow its shape, scaled so that its
-      // plateau is the measured best-shape FP8 efficiency.
-      const auto& points = profile_.gemm_efficiency().point();
-      const double plateau = points.empty() ? 0.0 : points[points.size() - 1].efficiency();
-      if (!(profile_.fp8_gemm_efficiency().value() > 0) || !(plateau > 0)) {
+      const double scale = fp8_scale_of_bf16_curve();
+      if (!(scale > 0)) {
         throw std::invalid_argument("GPU '" + profile_.name() +
                                     "' has no measured FP8 GEMM efficiency (fp8_gemm_efficiency is 0): "
                                     "choose another precision or GPU");
       }
-      return peak_flops(kernel.dtype) * curve * profile_.fp8_gemm_efficiency().value() / plateau;
+      return peak_flops(kernel.dtype) * curve * scale;
     }
     case KernelClass::FUSED_ATTENTION: {
       // The curve was measured per (sequence, head) at a sequence length; the kernel says
@@ -162,6 +159,13 @@ double CostModel::achieved_flops(const Kernel& kernel) const {
       return 0.0;  // no compute part: its time is the HBM traffic alone
   }
   return 0.0;
+}
+
+double CostModel::fp8_scale_of_bf16_curve() const {
+  const auto& points = profile_.gemm_efficiency().point();
+  const double plateau = points.empty() ? 0.0 : points[points.size() - 1].efficiency();
+  const double fp8 = profile_.fp8_gemm_efficiency().value();
+  return fp8 > 0 && plateau > 0 ? fp8 / plateau : 0.0;
 }
 
 namespace {
@@ -184,12 +188,7 @@ double CostModel::max_achieved_flops(Dtype dtype) const {
     gemm = highest_point(own.curve);
   } else {
     gemm = highest_point(profile_.gemm_efficiency());
-    if (dtype == Dtype::FP8) {
-      const auto& points = profile_.gemm_efficiency().point();
-      const double plateau = points.empty() ? 0.0 : points[points.size() - 1].efficiency();
-      // Without a measured FP8 efficiency achieved_flops refuses FP8 GEMMs.
-      gemm = plateau > 0 ? gemm * std::max(0.0, profile_.fp8_gemm_efficiency().value()) / plateau : 0.0;
-    }
+    if (dtype == Dtype::FP8) gemm *= fp8_scale_of_bf16_curve();
   }
   double mask = highest_point(profile_.batched_gemm_efficiency());
   if (profile_.has_causal_attention_efficiency())

@@ -66,6 +66,10 @@ class CostModel {
   // A kernel's time given the seconds of its compute part: the roofline with its memory
   // traffic, then the accumulating epilogue and the launches.
   double with_memory_and_launches(const Kernel& kernel, double compute_s) const;
+  // FP8 GEMMs without a curve of their own follow the BF16 GEMM curve's shape, scaled by
+  // this so that its plateau is the measured best-shape FP8 efficiency; 0 when the profile
+  // has no such measurement (achieved_flops then refuses FP8 GEMMs).
+  double fp8_scale_of_bf16_curve() const;
   GpuProfile profile_;
   // gemm_efficiency with each point divided by the wave efficiency of the square GEMM it
   // was measured at (capped at the best-shape plateau): the efficiency of full waves.
