@@ -5,31 +5,31 @@
 
 #include <gtest/gtest.h>
 
-#include "hardware/gpu_profile.hpp"
-#include "hardware/node_presets.hpp"
-#include "models/presets.hpp"
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <variant>
+
+#include "scenarios/loader.hpp"
 
 namespace trainsim::scenarios {
 namespace {
 
-strategies::TrainingSpec gpt3() {
-  strategies::TrainingSpec s;
-  s.model = *models::find_preset("gpt3-175b");
-  s.sequence = 2048;
-  s.global_batch = 1536;
-  return s;
-}
+// The search example: GPT-3 175B, batch 1,536 × 2,048, BF16, on 512 DGX H100 (each GPU with
+// its own 400 Gb/s NIC and 450 GB/s of NVLink each way).
+struct Example {
+  LoadedScenario scenario;
+  hardware::Cluster cluster;
+  hardware::CostModel cost;
+};
 
-// 512 DGX H100: each GPU has its own 400 Gb/s NIC, 450 GB/s of NVLink each way.
-hardware::Cluster dgx_h100(std::int64_t nodes) {
-  const auto node = *hardware::find_node_preset("dgx-h100");
-  hardware::ClusterSpec spec;
-  spec.gpu = node.gpu;
-  spec.nodes = nodes;
-  spec.gpus_per_node = node.gpus_per_node;
-  spec.nic_gbps = node.nic_gbps;
-  spec.node_layout = node.layout;
-  return hardware::Cluster(spec, *hardware::find_profile(node.gpu));
+Example search_example() {
+  const char* dir = std::getenv("TRAINSIM_SOURCE_DIR");
+  const auto loaded = load_file(std::string(dir != nullptr ? dir : TRAINSIM_TEST_SOURCE_DIR) +
+                                    "/scenarios/examples/search/gpt3-175b-h100-4096.textproto",
+                                LayoutFields::SEARCHED);
+  const auto& s = std::get<LoadedScenario>(loaded);
+  return {s, hardware::Cluster(s.cluster, s.gpu), hardware::CostModel(s.gpu)};
 }
 
 LayoutCandidate t8_p16_d32() {
@@ -41,16 +41,15 @@ LayoutCandidate t8_p16_d32() {
 }
 
 TEST(TimeBound, GrowsWithRecomputeAndBubbles) {
-  const hardware::Cluster cluster = dgx_h100(512);
-  const hardware::CostModel cost(cluster.gpu());
-  TimeBound bound(gpt3(), cluster, cost);
+  const Example e = search_example();
+  TimeBound bound(e.scenario.training, e.cluster, e.cost);
   LayoutCandidate c = t8_p16_d32();
   c.overlap_tp_comm = true;
   c.overlap_grad_reduce = true;
   const double plain = bound.seconds(c);
   // 6 layers × 48 micro-batches + the 90 layers' fill and drain, at least 2·3·params·tokens /
   // GPUs at the most FLOP/s a BF16 kernel reaches on an H100, which is below its peak.
-  const double most = cost.max_achieved_flops(hardware::Dtype::BF16);
+  const double most = e.cost.max_achieved_flops(hardware::Dtype::BF16);
   EXPECT_LT(most, 989e12);
   EXPECT_GT(plain, 6.0 * 175e9 * 1536 * 2048 / 4096 / most * 0.9);
   c.recompute = strategies::Recompute::FULL;
@@ -64,9 +63,8 @@ TEST(TimeBound, GrowsWithRecomputeAndBubbles) {
 // Each overlap turned off puts its collectives on the chain, at least at the line rate of the
 // links they cross (hand counts below; h = 12,288, s = 2,048, micro-batch 1, BF16).
 TEST(TimeBound, CountsTheCommunicationNothingHides) {
-  const hardware::Cluster cluster = dgx_h100(512);
-  const hardware::CostModel cost(cluster.gpu());
-  TimeBound bound(gpt3(), cluster, cost);
+  const Example e = search_example();
+  TimeBound bound(e.scenario.training, e.cluster, e.cost);
   LayoutCandidate c = t8_p16_d32();
   c.sequence_parallel = true;
   c.zero_stage = 1;
@@ -81,6 +79,8 @@ TEST(TimeBound, CountsTheCommunicationNothingHides) {
   LayoutCandidate tp = c;
   tp.overlap_tp_comm = false;
   const double tp_wire = 10 * (7.0 / 8) * 2048.0 * 12288 * 2 / 450e9;
+  std::printf("tensor-parallel collectives unhidden: +%.4f s, at line rate %.4f s\n", bound.seconds(tp) - hidden,
+              (48 * 6 + 90) * tp_wire);
   EXPECT_GT(bound.seconds(tp) - hidden, 0.9 * (48 * 6 + 90) * tp_wire);
 
   // The first stage's gradient reduce-scatter after its last backward: 6 layers of
@@ -89,11 +89,15 @@ TEST(TimeBound, CountsTheCommunicationNothingHides) {
   const double stage_params = 6 * 12.0 * 12288 * 12288 / 8;
   LayoutCandidate grad = c;
   grad.overlap_grad_reduce = false;
+  std::printf("gradient reduce-scatter unhidden: +%.4f s, at line rate %.4f s\n", bound.seconds(grad) - hidden,
+              (31.0 / 32) * stage_params * 4 / 50e9);
   EXPECT_GT(bound.seconds(grad) - hidden, 0.9 * (31.0 / 32) * stage_params * 4 / 50e9);
 
   // ZeRO-1's parameter all-gather after the step, in BF16.
   LayoutCandidate param = c;
   param.overlap_param_gather = false;
+  std::printf("parameter all-gather unhidden: +%.4f s, at line rate %.4f s\n", bound.seconds(param) - hidden,
+              (31.0 / 32) * stage_params * 2 / 50e9);
   EXPECT_GT(bound.seconds(param) - hidden, 0.9 * (31.0 / 32) * stage_params * 2 / 50e9);
 
   // Without ZeRO there is no gather to hide; without data parallelism, nothing to reduce.
