@@ -1,9 +1,9 @@
 #pragma once
 // The layout space `trainsim search` walks for one model, GPU count and global batch (the
-// bounds it prunes with: memory_bound.hpp, time_bound.hpp). Each dimension takes only the values its rules
-// allow given the dimensions before it (strategies/layout_rules.hpp), so every candidate is
-// a layout Megatron-LM would accept; the few rules that need the whole Program (a schedule's
-// needs) are left to building it.
+// bounds it prunes with: memory_bound.hpp, time_bound.hpp). Each dimension takes only the
+// values its rules allow given the dimensions before it (strategies/layout_rules.hpp), so
+// every candidate is a layout Megatron-LM would accept; the few rules that need the whole
+// Program (a schedule's needs) are left to building it.
 #include <cstdint>
 #include <string>
 #include <vector>
