@@ -163,10 +163,11 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
   if (space.empty()) {
     const auto& m = base.training.model;
     err << fmt::format("{}: error: training.global_batch_size: no layout of the {} GPUs takes a global batch of {}: "
-                       "tensor must divide the {} attention heads ({} key-value heads) and be at most the {} GPUs of "
-                       "a node, pipeline must split the {} layers (evenly, or unevenly from 3 stages), and data = "
-                       "GPUs / (tensor × pipeline) times a micro-batch of at most {} must divide the global batch\n",
-                       options.scenario_path, gpus, base.training.global_batch, m.heads, m.kv_heads,
+                       "tensor must divide the {} attention heads ({} key-value heads) and the MLP's {} and be at "
+                       "most the {} GPUs of a node, pipeline must split the {} layers (evenly, or unevenly from 3 "
+                       "stages), and data = GPUs / (tensor × pipeline) times a micro-batch of at most {} must divide "
+                       "the global batch\n",
+                       options.scenario_path, gpus, base.training.global_batch, m.heads, m.kv_heads, m.ffn_hidden,
                        space_options.gpus_per_node, m.layers, space_options.max_micro_batch);
     return 1;
   }
@@ -305,9 +306,10 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
                      options.scenario_path, m.name, gpus, base.cluster.nodes, base.cluster.gpus_per_node,
                      base.cluster.gpu, base.training.global_batch, base.training.sequence,
                      hardware::to_string(base.training.dtype));
-  out << fmt::format("layout space: {} candidates (tensor ≤ {} dividing the heads, every pipeline size with even and "
-                     "uneven splits, data derived, micro-batch ≤ {}, 1F1B/GPipe/interleaved with every virtual-stage "
-                     "count, ZeRO 0/1, recompute none/selective/full, sequence parallelism, three overlaps)\n",
+  out << fmt::format("layout space: {} candidates (tensor ≤ {} dividing the heads and the MLP, every pipeline size "
+                     "with even and uneven splits, data derived, micro-batch ≤ {}, 1F1B/GPipe/interleaved with every "
+                     "virtual-stage count, ZeRO 0/1, recompute none/selective/full, sequence parallelism, three "
+                     "overlaps)\n",
                      space.size(), space_options.gpus_per_node, space_options.max_micro_batch);
   out << fmt::format("  pruned by the memory lower bounds (above {:.1f} GiB): {} (model states alone: {}; states and "
                      "the activations a stage holds at its first backward: {})\n",

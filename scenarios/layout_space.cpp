@@ -51,6 +51,7 @@ std::vector<LayoutCandidate> enumerate_layouts(const strategies::TrainingSpec& b
   for (Int t : divisors(m.heads)) {
     if (t > options.gpus_per_node || gpus % t != 0) continue;
     if (!strategies::tensor_divides_kv_heads(t, m.kv_heads).empty()) continue;
+    if (!strategies::tensor_divides_ffn(t, m.ffn_hidden).empty()) continue;
     for (Int p = 1; p <= std::min<Int>(m.layers, gpus / t); ++p) {
       if ((gpus / t) % p != 0) continue;
       const Int d = gpus / (t * p);

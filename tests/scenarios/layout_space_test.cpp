@@ -67,6 +67,18 @@ TEST(LayoutSpace, EveryCandidateKeepsTheLayoutRules) {
   EXPECT_GT(virtuals.size(), 3u);
 }
 
+// A tensor size that does not divide the MLP's inner size is no layout (the tensor pass
+// refuses it), so the space leaves it out: here 8,190 = 2 · 3² · 5 · 7 · 13 keeps 1 and 2.
+TEST(LayoutSpace, TensorSizesDivideTheMlp) {
+  strategies::TrainingSpec base;
+  base.model = *models::find_preset("gpt-1.7b");
+  base.model.ffn_hidden = 8190;
+  base.global_batch = 16;
+  std::set<int> tensors;
+  for (const auto& c : enumerate_layouts(base, 8)) tensors.insert(c.tensor);
+  EXPECT_EQ(tensors, (std::set<int>{1, 2}));
+}
+
 TEST(LayoutSpace, TheOrderIsFixed) {
   const auto a = enumerate_layouts(gpt3(), 4096);
   const auto b = enumerate_layouts(gpt3(), 4096);
