@@ -308,8 +308,8 @@ int search_command(const SearchOptions& options, std::ostream& out_all, std::ost
                      hardware::to_string(base.training.dtype));
   out << fmt::format("layout space: {} candidates (tensor ≤ {} dividing the heads and the MLP, every pipeline size "
                      "with even and uneven splits, data derived, micro-batch ≤ {}, 1F1B/GPipe/interleaved with every "
-                     "virtual-stage count, ZeRO 0/1, recompute none/selective/full, sequence parallelism, three "
-                     "overlaps)\n",
+                     "virtual-stage count, ZeRO 0/1, recompute none/selective/full/every-k with every segment count, "
+                     "sequence parallelism, three overlaps)\n",
                      space.size(), space_options.gpus_per_node, space_options.max_micro_batch);
   out << fmt::format("  pruned by the memory lower bounds (above {:.1f} GiB): {} (model states alone: {}; states and "
                      "the activations a stage holds at its first backward: {})\n",

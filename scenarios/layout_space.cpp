@@ -34,6 +34,21 @@ std::vector<std::pair<Int, Int>> splits(Int layers, Int pipeline) {
   return out;
 }
 
+// The recompute policies of a layout whose chunks hold at most `chunk_layers` layers: none,
+// selective, full, and full in segments of k layers (every-k) for each count of segments a
+// chunk can be cut into, with the least k that gives that count (a larger k keeps no fewer
+// segment inputs and recomputes more layers at once, for the same work).
+std::vector<std::pair<strategies::Recompute, Int>> recompute_choices(Int chunk_layers) {
+  std::vector<std::pair<strategies::Recompute, Int>> out = {
+      {strategies::Recompute::NONE, 0}, {strategies::Recompute::SELECTIVE, 0}, {strategies::Recompute::FULL, 0}};
+  Int previous = 1;  // k = 1 is full recompute
+  for (Int segments = chunk_layers - 1; segments >= 1; --segments) {
+    const Int k = (chunk_layers + segments - 1) / segments;
+    if (k != previous) out.emplace_back(strategies::Recompute::EVERY_K, previous = k);
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* schedule_name(Schedule s) {
@@ -41,7 +56,13 @@ const char* schedule_name(Schedule s) {
 }
 
 const char* recompute_name(strategies::Recompute r) {
-  return r == strategies::Recompute::FULL ? "full" : r == strategies::Recompute::SELECTIVE ? "selective" : "none";
+  switch (r) {
+    case strategies::Recompute::NONE: return "none";
+    case strategies::Recompute::SELECTIVE: return "selective";
+    case strategies::Recompute::FULL: return "full";
+    case strategies::Recompute::EVERY_K: return "every-k";
+  }
+  return "?";
 }
 
 std::vector<LayoutCandidate> enumerate_layouts(const strategies::TrainingSpec& base, Int gpus,
@@ -70,9 +91,11 @@ std::vector<LayoutCandidate> enumerate_layouts(const strategies::TrainingSpec& b
             }
           }
           for (const auto& [schedule, v] : schedules) {
+            const Int chunk_layers =
+                first == 0 ? m.layers / (p * v) : std::max(first, (m.layers - first - last) / (p - 2));
+            const auto recomputes = recompute_choices(chunk_layers);
             for (int zero = 0; zero <= (d > 1 ? 1 : 0); ++zero) {
-              for (auto recompute : {strategies::Recompute::NONE, strategies::Recompute::SELECTIVE,
-                                     strategies::Recompute::FULL}) {
+              for (const auto& [recompute, k] : recomputes) {
                 for (int sp = 0; sp <= (t > 1 ? 1 : 0); ++sp) {
                   if (sp && !strategies::sequence_parallel_divides_sequence(true, t, base.sequence).empty()) continue;
                   for (int ogr = 0; ogr <= (d > 1 ? 1 : 0); ++ogr) {
@@ -89,6 +112,7 @@ std::vector<LayoutCandidate> enumerate_layouts(const strategies::TrainingSpec& b
                         c.schedule = schedule;
                         c.zero_stage = static_cast<std::uint8_t>(zero);
                         c.recompute = recompute;
+                        c.recompute_k = static_cast<std::int32_t>(k);
                         c.sequence_parallel = sp;
                         c.overlap_grad_reduce = ogr;
                         c.overlap_param_gather = opg;
@@ -122,6 +146,7 @@ strategies::TrainingSpec apply_layout(const strategies::TrainingSpec& base, cons
   s.pipeline_schedule = schedule_name(c.schedule);
   s.zero_stage = c.zero_stage;
   s.recompute = c.recompute;
+  s.recompute_k = c.recompute_k;
   s.overlap_grad_reduce = c.overlap_grad_reduce;
   s.overlap_param_gather = c.overlap_param_gather;
   s.overlap_tp_comm = c.overlap_tp_comm;
@@ -137,6 +162,7 @@ std::string describe(const LayoutCandidate& c) {
                                                  : "1f1b";
   out += fmt::format(" zero{}", c.zero_stage);
   out += fmt::format(" recompute={}", recompute_name(c.recompute));
+  if (c.recompute == strategies::Recompute::EVERY_K) out += fmt::format("({})", c.recompute_k);
   if (c.sequence_parallel) out += " sp";
   std::string overlaps;
   if (c.overlap_grad_reduce) overlaps += "grad";

@@ -15,7 +15,7 @@ namespace trainsim::scenarios {
 enum class Schedule : std::uint8_t { ONE_F_ONE_B, GPIPE, INTERLEAVED };
 
 // The scenario's spellings: strategy.pipeline_schedule ("1f1b", "gpipe",
-// "interleaved-1f1b") and strategy.recompute ("none", "selective", "full").
+// "interleaved-1f1b") and strategy.recompute ("none", "selective", "full", "every-k").
 const char* schedule_name(Schedule s);
 const char* recompute_name(strategies::Recompute r);
 
@@ -26,6 +26,7 @@ struct LayoutCandidate {
   Schedule schedule = Schedule::ONE_F_ONE_B;
   std::uint8_t zero_stage = 0;
   strategies::Recompute recompute = strategies::Recompute::NONE;
+  std::int32_t recompute_k = 0;  // EVERY_K: layers per recomputed segment
   bool sequence_parallel = false, overlap_grad_reduce = false, overlap_param_gather = false, overlap_tp_comm = false;
 };
 
@@ -35,7 +36,9 @@ struct LayoutSpaceOptions {
 };
 
 // Every candidate, in a fixed order (tensor, pipeline, split, micro-batch, schedule and
-// virtual stages, ZeRO, recompute, sequence parallelism, overlaps — each ascending).
+// virtual stages, ZeRO, recompute, sequence parallelism, overlaps — each ascending; recompute
+// none, selective, full, then every-k with k ascending: for each number of segments a
+// chunk of the layout can be cut into, the least k that cuts it so).
 // `base` gives the model, sequence, global batch, precision and optimizer; `gpus` the size.
 std::vector<LayoutCandidate> enumerate_layouts(const strategies::TrainingSpec& base, std::int64_t gpus,
                                                const LayoutSpaceOptions& options = {});
@@ -43,7 +46,8 @@ std::vector<LayoutCandidate> enumerate_layouts(const strategies::TrainingSpec& b
 // `base` with the candidate's layout and strategies (pass pipeline derived from them).
 strategies::TrainingSpec apply_layout(const strategies::TrainingSpec& base, const LayoutCandidate& c);
 
-// "t8 p16 d32 mb1 1f1b zero1 recompute=full sp overlap=grad,param,tp", for tables.
+// "t8 p16 d32 mb1 1f1b zero1 recompute=full sp overlap=grad,param,tp" (every-k with its k:
+// "recompute=every-k(4)"), for tables.
 std::string describe(const LayoutCandidate& c);
 
 }  // namespace trainsim::scenarios

@@ -6,6 +6,7 @@
 
 #include "models/model.hpp"
 #include "strategies/program.hpp"
+#include "strategies/registry.hpp"
 
 namespace trainsim::scenarios {
 
@@ -53,7 +54,11 @@ double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec) {
 }
 
 double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) {
-  if (!spec.passes.empty()) return 0;
+  if (!spec.passes.empty()) {
+    strategies::TrainingSpec fields = spec;
+    fields.passes.clear();
+    if (strategies::canonical(strategies::pipeline_for(fields)) != spec.passes) return 0;
+  }
   const auto& layout = spec.layout;
   const std::int64_t p = std::max<std::int64_t>(layout.pipeline, 1);
   const std::int64_t v = std::max<std::int64_t>(layout.virtual_stages, 1);
@@ -70,6 +75,7 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
           kept += static_cast<double>(std::llround(op.activation_bytes));
       break;
     case strategies::Recompute::FULL:
+    case strategies::Recompute::EVERY_K:
       kept = static_cast<double>(2 * spec.micro_batch * spec.sequence * spec.model.hidden /
                                  (shard.sequence_parallel ? layout.tensor : 1));  // as the program rounds it
       break;
@@ -79,6 +85,13 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
   double most = 0;
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(layers.size()); ++i) {
     const auto n = static_cast<double>(layers[static_cast<std::size_t>(i)]);
+    // Every-k keeps one input per segment of k layers of a chunk (the last may be shorter).
+    double kept_per_layer = kept;
+    if (spec.recompute == strategies::Recompute::EVERY_K) {
+      const std::int64_t chunk = layers[static_cast<std::size_t>(i)] / v;
+      const std::int64_t k = std::max<std::int64_t>(spec.recompute_k, 1);
+      if (chunk > 0) kept_per_layer = kept * static_cast<double>((chunk + k - 1) / k) / static_cast<double>(chunk);
+    }
     double forwards = 1;  // micro-batches' worth of the stage's layers
     if (spec.pipeline_schedule == "gpipe") {
       forwards = static_cast<double>(m);
@@ -87,7 +100,7 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
     } else if (spec.pipeline_schedule == "interleaved-1f1b") {
       forwards = static_cast<double>(std::min((p - i - 1) * 2 + (v - 1) * p + 1, m * v)) / static_cast<double>(v);
     }
-    most = std::max(most, n * (states_per_layer + kept * forwards));
+    most = std::max(most, n * (states_per_layer + kept_per_layer * forwards));
   }
   return most;
 }

@@ -23,11 +23,12 @@ double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec);
 // run before that backward. A layer keeps per micro-batch what its forward allocates
 // (strategies/program.cpp: every op's saved activations; selective recompute drops the
 // attention core's; full recompute keeps the layer's input, 2·b·s·h bytes, /t with sequence
-// parallelism). Forwards before stage i's first backward: all m under GPipe; min(p − i, m)
-// under 1F1B (its p − i − 1 warm-up forwards and one more); under the interleaved schedule
+// parallelism; every-k keeps it once per segment of k layers of a chunk). Forwards before
+// stage i's first backward: all m under GPipe; min(p − i, m) under 1F1B (its p − i − 1
+// warm-up forwards and one more); under the interleaved schedule
 // min((p − i − 1)·2 + (v − 1)·p + 1, m·v) chunk-forwards of layers/v each; one under any
-// other schedule. Zero for a spec that names its own pass pipeline (its recompute may be one
-// this closed form does not know).
+// other schedule. Zero for a spec whose pass pipeline, written out, is not the one its fields
+// say (its passes may be ones this closed form does not know).
 double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec);
 
 // The bounds of one variant: the runtime's share (the profile's CUDA context and the GEMM

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "scenarios/layout_space.hpp"
 #include "scenarios/message_text.hpp"
 
 namespace trainsim::scenarios {
@@ -47,15 +48,6 @@ constexpr std::array<ColumnField, 27> COLUMN_FIELDS = {{
     {"precision", "training.precision"},
     {"attention", "training.attention"},
 }};
-
-const char* recompute_name(strategies::Recompute r) {
-  switch (r) {
-    case strategies::Recompute::NONE: return "none";
-    case strategies::Recompute::SELECTIVE: return "selective";
-    case strategies::Recompute::FULL: return "full";
-  }
-  return "?";
-}
 
 Precision precision_of(hardware::Dtype d) {
   switch (d) {

@@ -106,17 +106,28 @@ double TimeBound::least_collective(strategies::ParallelDim dim, hardware::Collec
   return forms.empty() ? 0.0 : least;
 }
 
+namespace {
+
+// The recompute whose work a candidate does: every-k redoes every layer's forward, collectives
+// included, as full recompute does, only in segments of k layers.
+strategies::Recompute work_of(strategies::Recompute r) {
+  return r == strategies::Recompute::EVERY_K ? strategies::Recompute::FULL : r;
+}
+
+}  // namespace
+
 double TimeBound::tensor_comm(const LayoutCandidate& c) {
   if (c.tensor <= 1 || c.overlap_tp_comm) return 0;
+  const strategies::Recompute recompute = work_of(c.recompute);
   auto [pos, fresh] = tensor_comm_.try_emplace(
-      {c.tensor, c.sequence_parallel ? 1 : 0, c.micro_batch, static_cast<int>(c.recompute), c.pipeline, c.data});
+      {c.tensor, c.sequence_parallel ? 1 : 0, c.micro_batch, static_cast<int>(recompute), c.pipeline, c.data});
   if (!fresh) return pos->second;
   auto [known, unseen] = layer_collectives_.try_emplace(
-      {c.tensor, c.sequence_parallel ? 1 : 0, c.micro_batch, static_cast<int>(c.recompute)});
+      {c.tensor, c.sequence_parallel ? 1 : 0, c.micro_batch, static_cast<int>(recompute)});
   if (unseen) {
     strategies::TrainingSpec spec = base_;
     spec.micro_batch = c.micro_batch;
-    spec.recompute = c.recompute;
+    spec.recompute = recompute;
     known->second = layer_tensor_collectives(spec, c.tensor, c.sequence_parallel);
   }
   double sum = 0;
@@ -147,9 +158,10 @@ double TimeBound::after_last_backward(const LayoutCandidate& c, Int layers) {
 
 double TimeBound::seconds(const LayoutCandidate& c) {
   const LayerWork& w = layer_work(c.tensor, c.sequence_parallel, c.micro_batch);
-  const double recompute = c.recompute == strategies::Recompute::FULL        ? w.layer_forward
-                           : c.recompute == strategies::Recompute::SELECTIVE ? w.selective
-                                                                             : 0.0;
+  const strategies::Recompute work = work_of(c.recompute);
+  const double recompute = work == strategies::Recompute::FULL        ? w.layer_forward
+                           : work == strategies::Recompute::SELECTIVE ? w.selective
+                                                                      : 0.0;
   const double per_layer = w.layer + recompute + tensor_comm(c);
   const Int layers = base_.model.layers;
   const Int p = c.pipeline;

@@ -337,6 +337,7 @@ Pipeline pipeline_for(const TrainingSpec& spec) {
   if (spec.zero_stage > 0) p.push_back({"zero", {{"", n(spec.zero_stage)}}});
   if (spec.recompute == Recompute::SELECTIVE) p.push_back({"recompute", {{"", "selective"}}});
   if (spec.recompute == Recompute::FULL) p.push_back({"recompute", {{"", "full"}}});
+  if (spec.recompute == Recompute::EVERY_K) p.push_back({"recompute", {{"", "every-k"}, {"k", n(spec.recompute_k)}}});
   if (spec.overlap_grad_reduce) p.push_back({"overlap-grad-reduce", {}});
   if (spec.overlap_param_gather) p.push_back({"overlap-param-gather", {}});
   if (spec.overlap_tp_comm) p.push_back({"overlap-tp-comm", {}});
@@ -347,6 +348,7 @@ Pipeline pipeline_for(const TrainingSpec& spec) {
 TrainingSpec with_pipeline(TrainingSpec spec, const Pipeline& pipeline) {
   spec.zero_stage = 0;
   spec.recompute = Recompute::NONE;
+  spec.recompute_k = 0;
   spec.overlap_grad_reduce = spec.overlap_param_gather = spec.overlap_tp_comm = false;
   for (const auto& inv : pipeline) {
     auto r = resolve(inv);
@@ -368,6 +370,10 @@ TrainingSpec with_pipeline(TrainingSpec spec, const Pipeline& pipeline) {
     } else if (name == "recompute") {
       if (variant == "selective") spec.recompute = Recompute::SELECTIVE;
       if (variant == "full") spec.recompute = Recompute::FULL;
+      if (variant == "every-k") {
+        spec.recompute = Recompute::EVERY_K;
+        spec.recompute_k = p.args.get("k");
+      }
     } else if (name == "overlap-grad-reduce") {
       spec.overlap_grad_reduce = true;
     } else if (name == "overlap-param-gather") {

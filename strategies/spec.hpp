@@ -30,7 +30,9 @@ struct Layout {
   std::int64_t gpus() const { return tensor * context * expert * data * pipeline; }
 };
 
-enum class Recompute : std::uint8_t { NONE, SELECTIVE, FULL };
+// EVERY_K: full recompute in segments of `recompute_k` consecutive layers, only each
+// segment's input kept (the pass recompute(every-k); k = 1 is FULL).
+enum class Recompute : std::uint8_t { NONE, SELECTIVE, FULL, EVERY_K };
 enum class Optimizer : std::uint8_t { ADAM, SGD };
 
 struct TrainingSpec {
@@ -52,6 +54,7 @@ struct TrainingSpec {
   std::string pipeline_schedule = "1f1b";
   std::int64_t zero_stage = 0;
   Recompute recompute = Recompute::NONE;
+  std::int64_t recompute_k = 0;  // EVERY_K: layers per recomputed segment
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool overlap_tp_comm = false;

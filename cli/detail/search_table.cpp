@@ -18,7 +18,7 @@ const char* to_string(CandidateStatus s) {
 const std::vector<std::string>& search_columns() {
   static const std::vector<std::string> columns = {
       "candidate", "tensor", "pipeline", "data", "virtual_stages", "first_stage_layers", "last_stage_layers",
-      "micro_batch", "schedule", "zero_stage", "recompute", "sequence_parallel", "overlap_grad_reduce",
+      "micro_batch", "schedule", "zero_stage", "recompute", "recompute_k", "sequence_parallel", "overlap_grad_reduce",
       "overlap_param_gather", "overlap_tp_comm", "layout", "memory_lower_bound_bytes", "time_lower_bound_s",
       "status", "rank", "iteration_s", "tokens_per_s", "mfu", "peak_memory_bytes", "error"};
   return columns;
@@ -42,6 +42,7 @@ Row search_row(const CandidateOutcome& c) {
                std::string(scenarios::schedule_name(l.schedule)),
                std::int64_t{l.zero_stage},
                std::string(scenarios::recompute_name(l.recompute)),
+               l.recompute == strategies::Recompute::EVERY_K ? Cell(std::int64_t{l.recompute_k}) : Cell(),
                l.sequence_parallel,
                l.overlap_grad_reduce,
                l.overlap_param_gather,

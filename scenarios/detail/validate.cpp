@@ -1098,7 +1098,7 @@ class Validator {
     if (!passes_.empty()) {
       spec = strategies::with_pipeline(spec, passes_);
     } else if (recompute_pass_) {
-      spec.passes = strategies::canonical(derived_pipeline());
+      spec = strategies::with_pipeline(spec, derived_pipeline());  // the spec's fields name the policy too
     }
 
     out.cluster.gpu = gpu_name_;

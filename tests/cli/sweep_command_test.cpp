@@ -205,7 +205,7 @@ TEST_F(SweepCommand, TheMemoryLowerBoundNeverExceedsTheSimulatedPeak) {
 // The stages' bound (states and the activations each keeps until its first backward, and the
 // CUDA runtime) on
 // every kind of layout the search enumerates: each schedule, virtual stages, uneven splits,
-// every recompute mode, sequence parallelism, ZeRO, the overlaps, fused and unfused
+// every recompute mode (every-k with each k), sequence parallelism, ZeRO, the overlaps, fused and unfused
 // attention. Never above the simulated peak, or the search would drop a layout that fits;
 // and close to it where the bound's stage holds the peak (pipeline 1, no recompute).
 TEST_F(SweepCommand, TheStageActivationBoundNeverExceedsTheSimulatedPeak) {
@@ -221,7 +221,7 @@ cluster { preset: "dgx-h100" nodes: 2 }
     const auto& base = std::get<scenarios::LoadedScenario>(loaded);
     const auto space = scenarios::enumerate_layouts(base.training, 16);
     ASSERT_GT(space.size(), 1000u);
-    std::size_t checked = 0, binding = 0;
+    std::size_t checked = 0, binding = 0, every_k = 0;
     std::set<std::string> schedules;
     std::set<int> recomputes;
     // A prime stride walks every inner dimension of the enumeration order.
@@ -240,6 +240,11 @@ cluster { preset: "dgx-h100" nodes: 2 }
       schedules.insert(variant.training.pipeline_schedule);
       recomputes.insert(static_cast<int>(variant.training.recompute));
       EXPECT_LE(bound, r.memory.peak_bytes) << scenarios::describe(space[i]) << " (" << attention << ")";
+      // Every-k, which reaches the Program as a pass with a parameter, is bounded too.
+      if (space[i].recompute == strategies::Recompute::EVERY_K) {
+        EXPECT_GT(tensors, 0.0) << scenarios::describe(space[i]);
+        ++every_k;
+      }
       if (space[i].pipeline == 1 && space[i].recompute == strategies::Recompute::NONE) {
         // The peak holds the bound's states and activations, the embedding's and head's, and
         // the runtime's buffers; the transformer layers are most of it.
@@ -251,7 +256,8 @@ cluster { preset: "dgx-h100" nodes: 2 }
     EXPECT_GT(checked, 80u);
     EXPECT_GT(binding, 3u);
     EXPECT_EQ(schedules.size(), 3u);
-    EXPECT_EQ(recomputes.size(), 3u);
+    EXPECT_EQ(recomputes.size(), 4u);
+    EXPECT_GT(every_k, 20u);
   }
 }
 

@@ -4,10 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "models/presets.hpp"
 #include "strategies/layout_rules.hpp"
+#include "strategies/registry.hpp"
 
 namespace trainsim::scenarios {
 namespace {
@@ -77,6 +81,39 @@ TEST(LayoutSpace, TensorSizesDivideTheMlp) {
   std::set<int> tensors;
   for (const auto& c : enumerate_layouts(base, 8)) tensors.insert(c.tensor);
   EXPECT_EQ(tensors, (std::set<int>{1, 2}));
+}
+
+// Every-k recompute comes once per number of segments a chunk can be cut into, with the least
+// k that cuts it so: 24 layers on one stage take k = 2, 3, 4, 5, 6, 8, 12, 24 (12, 8, 6, 5, 4,
+// 3, 2, 1 segments; k = 7 would also make 4 segments, holding 7 layers at once instead of 6).
+// The pipeline string the search builds names the pass with that k.
+TEST(LayoutSpace, EveryKTakesTheLeastKForEachSegmentCount) {
+  strategies::TrainingSpec base;
+  base.model = *models::find_preset("gpt-1.7b");
+  base.global_batch = 16;
+  std::map<std::string, std::vector<int>> ks;  // by layout without the recompute
+  std::set<std::string> full_recompute;
+  for (const auto& c : enumerate_layouts(base, 8)) {
+    if (c.recompute == strategies::Recompute::FULL) full_recompute.insert(describe(c));
+    if (c.recompute != strategies::Recompute::EVERY_K) {
+      EXPECT_EQ(c.recompute_k, 0) << describe(c);
+      continue;
+    }
+    LayoutCandidate full = c;
+    full.recompute = strategies::Recompute::FULL;
+    full.recompute_k = 0;
+    ks[describe(full)].push_back(c.recompute_k);
+    const std::string pipeline = strategies::to_string(strategies::pipeline_for(apply_layout(base, c)));
+    EXPECT_NE(pipeline.find(",recompute(every-k,k=" + std::to_string(c.recompute_k) + "),"), std::string::npos)
+        << pipeline;
+  }
+  EXPECT_EQ(ks.at("t1 p1 d8 mb1 1f1b zero0 recompute=full"), (std::vector<int>{2, 3, 4, 5, 6, 8, 12, 24}));
+  // Pipeline 4: chunks of 6 layers (k = 2, 3, 6); interleaved over 2 virtual stages, of 3.
+  EXPECT_EQ(ks.at("t1 p4 d2 mb1 1f1b zero0 recompute=full"), (std::vector<int>{2, 3, 6}));
+  EXPECT_EQ(ks.at("t1 p4 d2 mb1 interleaved v2 zero0 recompute=full"), (std::vector<int>{2, 3}));
+  // One layer a chunk: every-k would be full recompute.
+  EXPECT_EQ(full_recompute.count("t1 p8 d1 mb1 interleaved v3 zero0 recompute=full"), 1u);
+  EXPECT_EQ(ks.count("t1 p8 d1 mb1 interleaved v3 zero0 recompute=full"), 0u);
 }
 
 TEST(LayoutSpace, TheOrderIsFixed) {

@@ -1860,6 +1860,9 @@ TEST(RulePasses, RecomputeParametersComeFromTheirMessage) {
   t.strategy = R"x(strategy { recompute: "every-k" recompute_every_k { k: 4 } })x";
   LoadedScenario s = loaded(t.load());
   EXPECT_EQ(strategies::to_string(s.training.passes), "tensor(1),pipeline(1),data(32),recompute(every-k,k=4),1f1b");
+  // The spec's fields say it too (what sweep rows and the memory bound read).
+  EXPECT_EQ(s.training.recompute, strategies::Recompute::EVERY_K);
+  EXPECT_EQ(s.training.recompute_k, 4);
   t.strategy = R"x(strategy { recompute: "every-k" recompute_every_k { k: 0 } })x";
   auto d = errors(t.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
