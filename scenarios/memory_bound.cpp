@@ -80,17 +80,26 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
                                  (shard.sequence_parallel ? layout.tensor : 1));  // as the program rounds it
       break;
   }
+  // What a layer's forward allocates in full: a recompute allocates it again in backward.
+  double whole = 0;
+  for (const models::Op& op : layer.ops) whole += static_cast<double>(std::llround(op.activation_bytes));
   const double states_per_layer = static_cast<double>(layer.params()) * state_bytes_per_param(spec, false);
   const std::vector<std::int64_t> layers = stage_layers(spec);
   double most = 0;
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(layers.size()); ++i) {
     const auto n = static_cast<double>(layers[static_cast<std::size_t>(i)]);
     // Every-k keeps one input per segment of k layers of a chunk (the last may be shorter).
-    double kept_per_layer = kept;
-    if (spec.recompute == strategies::Recompute::EVERY_K) {
-      const std::int64_t chunk = layers[static_cast<std::size_t>(i)] / v;
+    // The first backward opens by recomputing the segment it meets first, the chunk's last:
+    // its layers' activations of one micro-batch on top of every kept input (full recompute:
+    // one layer's).
+    double kept_per_layer = kept, recomputed = 0;
+    const std::int64_t chunk = layers[static_cast<std::size_t>(i)] / v;
+    if (spec.recompute == strategies::Recompute::FULL && chunk > 0) recomputed = whole;
+    if (spec.recompute == strategies::Recompute::EVERY_K && chunk > 0) {
       const std::int64_t k = std::max<std::int64_t>(spec.recompute_k, 1);
-      if (chunk > 0) kept_per_layer = kept * static_cast<double>((chunk + k - 1) / k) / static_cast<double>(chunk);
+      const std::int64_t segments = (chunk + k - 1) / k;
+      kept_per_layer = kept * static_cast<double>(segments) / static_cast<double>(chunk);
+      recomputed = static_cast<double>(chunk - k * (segments - 1)) * whole;
     }
     double forwards = 1;  // micro-batches' worth of the stage's layers
     if (spec.pipeline_schedule == "gpipe") {
@@ -100,7 +109,7 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
     } else if (spec.pipeline_schedule == "interleaved-1f1b") {
       forwards = static_cast<double>(std::min((p - i - 1) * 2 + (v - 1) * p + 1, m * v)) / static_cast<double>(v);
     }
-    most = std::max(most, n * (states_per_layer + kept_per_layer * forwards));
+    most = std::max(most, n * (states_per_layer + kept_per_layer * forwards) + recomputed);
   }
   return most;
 }
