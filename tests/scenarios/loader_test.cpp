@@ -19,6 +19,7 @@
 #include "hardware/node_presets.hpp"
 #include "models/model.hpp"
 #include "models/presets.hpp"
+#include "scenarios/memory_bound.hpp"
 #include "strategies/registry.hpp"
 
 namespace trainsim::scenarios {
@@ -1863,6 +1864,18 @@ TEST(RulePasses, RecomputeParametersComeFromTheirMessage) {
   // The spec's fields say it too (what sweep rows and the memory bound read).
   EXPECT_EQ(s.training.recompute, strategies::Recompute::EVERY_K);
   EXPECT_EQ(s.training.recompute_k, 4);
+  // So the memory bound knows its activations, and those of the same pipeline written out;
+  // a pipeline its fields do not say (here an overlap before the recompute, an order
+  // pipeline_for does not write) gets no activation bound.
+  const double every_4 = stage_activation_lower_bound_bytes(s.training);
+  EXPECT_GT(every_4, 0.0);
+  t.strategy = R"x(strategy { recompute: "full" })x";
+  EXPECT_NE(stage_activation_lower_bound_bytes(loaded(t.load()).training), every_4);
+  t.strategy = R"x(strategy { passes: "tensor(1),pipeline(1),data(32),recompute(every-k,k=4),1f1b" })x";
+  EXPECT_EQ(stage_activation_lower_bound_bytes(loaded(t.load()).training), every_4);
+  t.strategy =
+      R"x(strategy { passes: "tensor(1),pipeline(1),data(32),overlap-grad-reduce,recompute(every-k,k=4),1f1b" })x";
+  EXPECT_EQ(stage_activation_lower_bound_bytes(loaded(t.load()).training), 0.0);
   t.strategy = R"x(strategy { recompute: "every-k" recompute_every_k { k: 0 } })x";
   auto d = errors(t.load());
   ASSERT_EQ(d.size(), 1u) << all(d);
