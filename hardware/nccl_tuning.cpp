@@ -252,18 +252,24 @@ double nccl_predicted_seconds(const TuningInputs& in, Algorithm a, Protocol prot
   return (lat + in.bytes / (1000.0 * bw)) * 1e-6;
 }
 
+std::vector<AlgorithmChoice> nccl_enabled(const TuningInputs& in) {
+  std::vector<AlgorithmChoice> out;
+  for (const Algorithm a : {Algorithm::TREE, Algorithm::RING, Algorithm::NVLS, Algorithm::NVLS_TREE, Algorithm::PAT})
+    for (const Protocol p : {Protocol::LL, Protocol::LL128, Protocol::SIMPLE}) {
+      const double t = nccl_predicted_seconds(in, a, p);
+      if (std::isfinite(t)) out.push_back({a, p, in.channels, t});
+    }
+  return out;
+}
+
 AlgorithmChoice nccl_choose(const TuningInputs& in) {
   if (in.collective == Collective::SEND_RECV || in.collective == Collective::ALL_TO_ALL)
     return {Algorithm::DIRECT, Protocol::SIMPLE, in.channels, 0.0};
   if (in.ranks <= 1) return {Algorithm::RING, Protocol::SIMPLE, 1, 0.0};  // one rank: a local copy (§1.1)
   AlgorithmChoice best;
   best.predicted_s = INF;
-  // NCCL's algorithm order (Tree, Ring, …, NVLS, NVLSTree, PAT); strictly less wins.
-  for (const Algorithm a : {Algorithm::TREE, Algorithm::RING, Algorithm::NVLS, Algorithm::NVLS_TREE, Algorithm::PAT})
-    for (const Protocol p : {Protocol::LL, Protocol::LL128, Protocol::SIMPLE}) {
-      const double t = nccl_predicted_seconds(in, a, p);
-      if (t < best.predicted_s) best = {a, p, in.channels, t};
-    }
+  for (const AlgorithmChoice& c : nccl_enabled(in))
+    if (c.predicted_s < best.predicted_s) best = c;  // strictly less: the earlier of a tie
   if (!std::isfinite(best.predicted_s))
     throw std::logic_error(std::string("nccl_choose: no algorithm enabled for ") + to_string(in.collective));
   // Fewer channels for small messages (§1.8): threads per channel and bytes per thread.

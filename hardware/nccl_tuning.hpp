@@ -9,6 +9,7 @@
 // channels and the per-channel bandwidths NCCL's topology search would find.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace trainsim::hardware {
 
@@ -49,8 +50,13 @@ double nccl_latency_us(const TuningInputs& in, Algorithm a, Protocol p);
 double nccl_algorithm_bandwidth_gbs(const TuningInputs& in, Algorithm a, Protocol p);
 double nccl_predicted_seconds(const TuningInputs& in, Algorithm a, Protocol p);
 
-// The pair NCCL's model picks (least predicted time; ties go to the earlier algorithm in
-// NCCL's order Tree, Ring, NVLS, NVLSTree, PAT and the earlier protocol LL, LL128, Simple).
+// Every pair the model enables for these inputs, with its predicted time (channels: the
+// ring graph's), in NCCL's order: Tree, Ring, NVLS, NVLSTree, PAT, each with LL, LL128,
+// Simple.
+std::vector<AlgorithmChoice> nccl_enabled(const TuningInputs& in);
+
+// The pair NCCL's model picks (least predicted time; ties go to the earlier pair in
+// nccl_enabled's order), its channels cut for small messages.
 // SEND_RECV and ALL_TO_ALL, which the model does not cover, get DIRECT/SIMPLE.
 AlgorithmChoice nccl_choose(const TuningInputs& in);
 

@@ -93,12 +93,8 @@ double TimeBound::least_collective(strategies::ParallelDim dim, hardware::Collec
       const std::vector<std::vector<std::uint32_t>> group{pl.groups(dim, strategies::ParallelDim::PIPELINE, stage)[0]};
       // What NCCL's model enables depends on the group, not on the size.
       const hardware::TuningInputs in = hardware::tuning_inputs(cluster_, op, group[0], 0);
-      using hardware::Algorithm, hardware::Protocol;
-      for (const Algorithm a :
-           {Algorithm::TREE, Algorithm::RING, Algorithm::NVLS, Algorithm::NVLS_TREE, Algorithm::PAT})
-        for (const Protocol p : {Protocol::LL, Protocol::LL128, Protocol::SIMPLE})
-          if (std::isfinite(hardware::nccl_predicted_seconds(in, a, p)))
-            forms.push_back(hardware::symmetric_closed_form(cluster_, op, group, {a, p, in.channels, 0.0}));
+      for (const hardware::AlgorithmChoice& choice : hardware::nccl_enabled(in))
+        forms.push_back(hardware::symmetric_closed_form(cluster_, op, group, choice));
     }
   }
   double least = std::numeric_limits<double>::infinity();
