@@ -29,8 +29,9 @@ double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec);
 // min((p − i − 1)·2 + (v − 1)·p + 1, m·v) chunk-forwards of layers/v each; one under any
 // other schedule. Under full and every-k recompute, the first backward then recomputes the
 // chunk's last layer, or its last segment, allocating all their activations for one
-// micro-batch while every input is still kept: that too. Zero for a spec whose pass pipeline, written out, is not the one its fields
-// say (its passes may be ones this closed form does not know).
+// micro-batch while every input is still kept: that too. Zero for a spec whose pass
+// pipeline, written out, is not the one its fields say (its passes may be ones this closed
+// form does not know).
 double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec);
 
 // The bounds of one variant: the runtime's share (the profile's CUDA context and the GEMM

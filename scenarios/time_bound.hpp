@@ -7,7 +7,8 @@
 //   then runs what follows its last backward;
 // * the GPU of the stage with the most layers runs their work for every micro-batch, then
 //   what follows its last backward.
-// A layer's work: each kernel, forward, backward and recomputed, at CostModel::least_seconds
+// A layer's work: each kernel, forward, backward and recomputed (every-k redoes what full
+// recompute does, in segments), at CostModel::least_seconds
 // (its FLOPs at the most any kernel of its dtype reaches on the GPU, its memory traffic and
 // launches as priced); and its tensor-parallel collectives, which Megatron-LM runs on the
 // compute stream unless overlap-tp-comm pipelines them with their GEMMs.
