@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "models/model.hpp"
@@ -40,9 +41,16 @@ std::vector<std::int64_t> stage_layers(const strategies::TrainingSpec& spec) {
   return out;
 }
 
-double layer_params(const strategies::TrainingSpec& spec) {
-  const models::ShardSpec shard = strategies::layer_shard(spec, spec.layout.tensor, spec.layout.sequence_parallel);
-  return static_cast<double>(models::shared_layers(spec.model, shard)->transformer.params());
+std::shared_ptr<const models::LayerSet> layer_set(const strategies::TrainingSpec& spec) {
+  return models::shared_layers(spec.model,
+                               strategies::layer_shard(spec, spec.layout.tensor, spec.layout.sequence_parallel));
+}
+
+// A layer's states on one GPU, and what its weights hold besides them (FP8's weight casts).
+double layer_state_bytes(const strategies::TrainingSpec& spec, const models::Layer& layer, bool with_step) {
+  double bytes = static_cast<double>(layer.params()) * state_bytes_per_param(spec, with_step);
+  for (const models::Op& op : layer.ops) bytes += strategies::fp8_weight_copy_bytes(spec, op);
+  return bytes;
 }
 
 }  // namespace
@@ -50,7 +58,7 @@ double layer_params(const strategies::TrainingSpec& spec) {
 double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec) {
   const std::vector<std::int64_t> layers = stage_layers(spec);
   const double most = static_cast<double>(*std::max_element(layers.begin(), layers.end()));
-  return most * layer_params(spec) * state_bytes_per_param(spec, true);
+  return most * layer_state_bytes(spec, layer_set(spec)->transformer, true);
 }
 
 double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) {
@@ -83,7 +91,7 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
   // What a layer's forward allocates in full: a recompute allocates it again in backward.
   double whole = 0;
   for (const models::Op& op : layer.ops) whole += static_cast<double>(std::llround(op.activation_bytes));
-  const double states_per_layer = static_cast<double>(layer.params()) * state_bytes_per_param(spec, false);
+  const double states_per_layer = layer_state_bytes(spec, layer, false);
   const std::vector<std::int64_t> layers = stage_layers(spec);
   double most = 0;
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(layers.size()); ++i) {

@@ -72,6 +72,11 @@ StateBytes state_bytes_per_param(const TrainingSpec& spec) {
   return b;
 }
 
+double fp8_weight_copy_bytes(const TrainingSpec& spec, const models::Op& op) {
+  if (spec.dtype != hardware::Dtype::FP8 || !op.fp8_linear) return 0;
+  return 2 * static_cast<double>(op.gemm.k) * static_cast<double>(op.gemm.n);
+}
+
 namespace {
 
 // apex multi_tensor_apply (which Megatron's optimizer passes call through
@@ -425,7 +430,7 @@ void rebuild_role(Role& role, const Program& program) {
   role.transfers.clear();
   role.steps.clear();
   role.params = 0;
-  double fp8_params = 0;
+  double fp8_copies = 0;
   SegmentIndex shared;
   for (auto& chunk : role.chunks) {
     std::vector<TaggedOp> ops;
@@ -437,8 +442,7 @@ void rebuild_role(Role& role, const Program& program) {
       for (const auto& op : head.ops) ops.push_back({&op, static_cast<std::int32_t>(model.layers)});
     for (const auto& t : ops) {
       role.params += t.op->params;
-      // Transformer Engine casts the weight (k × n) to FP8, not the bias.
-      if (t.op->fp8_linear) fp8_params += static_cast<double>(t.op->gemm.k) * static_cast<double>(t.op->gemm.n);
+      fp8_copies += fp8_weight_copy_bytes(spec, *t.op);
     }
     chunk.forward.clear();
     chunk.backward.clear();
@@ -453,11 +457,7 @@ void rebuild_role(Role& role, const Program& program) {
   const StateBytes sb = state_bytes_per_param(spec);
   const double p = static_cast<double>(role.params);
   for (auto& b : role.static_bytes) b = 0;
-  role.static_bytes[static_cast<int>(MemClass::WEIGHTS)] = p * sb.weights;
-  // FP8 (Transformer Engine): each FP8 linear layer also keeps its weight cast to FP8 and
-  // that copy's transpose for the input-gradient GEMM, 1 byte each.
-  if (spec.dtype == hardware::Dtype::FP8)
-    role.static_bytes[static_cast<int>(MemClass::WEIGHTS)] += 2 * fp8_params;
+  role.static_bytes[static_cast<int>(MemClass::WEIGHTS)] = p * sb.weights + fp8_copies;
   role.static_bytes[static_cast<int>(MemClass::GRADIENTS)] = p * sb.gradients;
   role.static_bytes[static_cast<int>(MemClass::OPTIMIZER_STATES)] = p * sb.optimizer;
 

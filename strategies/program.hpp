@@ -374,6 +374,10 @@ struct StateBytes {
   double weights = 2, gradients = 4, optimizer = 12, main_gradients = 0;
 };
 StateBytes state_bytes_per_param(const TrainingSpec& spec);
+// What an op's weight holds besides its model states: under FP8, Transformer Engine's FP8
+// cast of a linear layer's weight (k × n, not the bias) and that cast's transpose for the
+// input-gradient GEMM, 1 byte each; nothing otherwise.
+double fp8_weight_copy_bytes(const TrainingSpec& spec, const models::Op& op);
 
 // The optimizer step on `params` parameters (a ZeRO shard or all of a stage's) as the
 // memory-bound passes Megatron-LM makes; `buffer_params` are the parameters whose gradient

@@ -203,17 +203,17 @@ TEST_F(SweepCommand, TheMemoryLowerBoundNeverExceedsTheSimulatedPeak) {
 }
 
 // The stages' bound (states and the activations each keeps until its first backward, and the
-// CUDA runtime) on
-// every kind of layout the search enumerates: each schedule, virtual stages, uneven splits,
-// every recompute mode (every-k with each k), sequence parallelism, ZeRO, the overlaps, fused and unfused
-// attention. Never above the simulated peak, or the search would drop a layout that fits;
-// and close to it where the bound's stage holds the peak (pipeline 1, no recompute).
+// CUDA runtime) on every kind of layout the search enumerates: each schedule, virtual stages,
+// uneven splits, every recompute mode (every-k with each k), sequence parallelism, ZeRO, the
+// overlaps, fused and unfused attention, BF16 and FP8 (whose weight casts it counts). Never
+// above the simulated peak, or the search would drop a layout that fits; and close to it
+// where the bound's stage holds the peak (pipeline 1, no recompute).
 TEST_F(SweepCommand, TheStageActivationBoundNeverExceedsTheSimulatedPeak) {
-  for (const char* attention : {"FLASH", "UNFUSED"}) {
+  for (const auto& [attention, precision] : {std::pair{"FLASH", "BF16"}, {"UNFUSED", "BF16"}, {"FLASH", "FP8"}}) {
     const std::string path = write("space.textproto", std::string(R"(name: "bound-space"
 model { preset: "gpt-1.7b" }
-training { sequence_length: 2048 global_batch_size: 64 micro_batch_size: 1 precision: BF16 attention: )") +
-                                                          attention + R"( }
+training { sequence_length: 2048 global_batch_size: 64 micro_batch_size: 1 precision: )") +
+                                                          precision + " attention: " + attention + R"( }
 cluster { preset: "dgx-h100" nodes: 2 }
 )");
     auto loaded = scenarios::load_file(path);
@@ -239,7 +239,8 @@ cluster { preset: "dgx-h100" nodes: 2 }
       ++checked;
       schedules.insert(variant.training.pipeline_schedule);
       recomputes.insert(static_cast<int>(variant.training.recompute));
-      EXPECT_LE(bound, r.memory.peak_bytes) << scenarios::describe(space[i]) << " (" << attention << ")";
+      EXPECT_LE(bound, r.memory.peak_bytes) << scenarios::describe(space[i]) << " (" << attention << ", " << precision
+                                            << ")";
       // Every-k, which reaches the Program as a pass with a parameter, is bounded too.
       if (space[i].recompute == strategies::Recompute::EVERY_K) {
         EXPECT_GT(tensors, 0.0) << scenarios::describe(space[i]);
