@@ -13,8 +13,9 @@ namespace trainsim::scenarios {
 // layers of the stage that holds the most of them (pipeline_parallel's split: even, or the
 // explicit first/last-stage counts and the rest even), each sharded over the tensor group;
 // ZeRO divides the optimizer states (stage ≥ 1), gradients (≥ 2) and weights (3) by the
-// data-parallel size. Embedding, head and activations only add to the real peak, so this
-// never exceeds it.
+// data-parallel size; under FP8, with each linear weight's FP8 cast and its transpose
+// (strategies::fp8_weight_copy_bytes). Embedding, head and activations only add to the real
+// peak, so this never exceeds it.
 double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec);
 
 // The most any stage holds when its first backward starts: its transformer layers' states
