@@ -59,8 +59,8 @@ struct TrainingSpec {
   bool overlap_param_gather = false;
   bool overlap_tp_comm = false;
   // The pass pipeline to run, written out; empty: derived from the fields above
-  // (registry.hpp: pipeline_for). Recompute policies other than the enum's reach the
-  // Program only this way.
+  // (registry.hpp: pipeline_for). A pass the fields do not name reaches the Program only
+  // this way.
   Pipeline passes;
 
   std::int64_t micro_batches() const { return global_batch / (micro_batch * layout.data); }

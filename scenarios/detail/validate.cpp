@@ -799,7 +799,9 @@ class Validator {
     } else if (policy == "full") {
       recompute_ = strategies::Recompute::FULL;
     } else {
-      recompute_ = strategies::Recompute::NONE;  // the enum names no other policy: it runs from spec.passes
+      // A policy with parameters (every-k): its pass, with the arguments read below; the
+      // spec's fields take it from that pipeline (with_pipeline, when the spec is made).
+      recompute_ = strategies::Recompute::NONE;
       recompute_pass_ = strategies::PassInvocation{"recompute", {{"", policy}}};
     }
     // Parameter messages: only the chosen policy's, whose fields become its key=value arguments.
