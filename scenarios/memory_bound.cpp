@@ -53,12 +53,30 @@ double layer_state_bytes(const strategies::TrainingSpec& spec, const models::Lay
   return bytes;
 }
 
+// Per stage, the states of its transformer layers and, on the first stage, the embedding's
+// and, on the last, the head's (with, in a pipeline, the copy of a tied word embedding that
+// Megatron-LM keeps there: strategies/program.cpp's rebuild_role).
+std::vector<double> stage_state_bytes(const strategies::TrainingSpec& spec, bool with_step) {
+  const std::vector<std::int64_t> layers = stage_layers(spec);
+  const std::shared_ptr<const models::LayerSet> set = layer_set(spec);
+  const double per_layer = layer_state_bytes(spec, set->transformer, with_step);
+  std::vector<double> bytes(layers.size());
+  for (std::size_t i = 0; i < layers.size(); ++i) bytes[i] = static_cast<double>(layers[i]) * per_layer;
+  bytes.front() += layer_state_bytes(spec, set->embedding, with_step);
+  bytes.back() += layer_state_bytes(spec, set->head, with_step);
+  if (layers.size() > 1 && spec.model.tied_embedding) {
+    const std::int64_t t = std::max<std::int64_t>(spec.layout.tensor, 1);
+    bytes.back() += static_cast<double>((spec.model.vocab + t - 1) / t * spec.model.hidden) *
+                    state_bytes_per_param(spec, with_step);
+  }
+  return bytes;
+}
+
 }  // namespace
 
 double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec) {
-  const std::vector<std::int64_t> layers = stage_layers(spec);
-  const double most = static_cast<double>(*std::max_element(layers.begin(), layers.end()));
-  return most * layer_state_bytes(spec, layer_set(spec)->transformer, true);
+  const std::vector<double> stages = stage_state_bytes(spec, true);
+  return *std::max_element(stages.begin(), stages.end());
 }
 
 double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) {
@@ -91,7 +109,7 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
   // What a layer's forward allocates in full: a recompute allocates it again in backward.
   double whole = 0;
   for (const models::Op& op : layer.ops) whole += static_cast<double>(std::llround(op.activation_bytes));
-  const double states_per_layer = layer_state_bytes(spec, layer, false);
+  const std::vector<double> states = stage_state_bytes(spec, false);
   const std::vector<std::int64_t> layers = stage_layers(spec);
   double most = 0;
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(layers.size()); ++i) {
@@ -117,7 +135,7 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
     } else if (spec.pipeline_schedule == "interleaved-1f1b") {
       forwards = static_cast<double>(std::min((p - i - 1) * 2 + (v - 1) * p + 1, m * v)) / static_cast<double>(v);
     }
-    most = std::max(most, n * (states_per_layer + kept_per_layer * forwards) + recomputed);
+    most = std::max(most, states[static_cast<std::size_t>(i)] + n * kept_per_layer * forwards + recomputed);
   }
   return most;
 }

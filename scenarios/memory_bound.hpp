@@ -9,19 +9,20 @@
 namespace trainsim::scenarios {
 
 // The model states (weights, gradients, optimizer states and, for FP16, the fp32 main
-// gradients of the step; strategies/program.cpp's bytes per parameter) of the transformer
-// layers of the stage that holds the most of them (pipeline_parallel's split: even, or the
-// explicit first/last-stage counts and the rest even), each sharded over the tensor group;
-// ZeRO divides the optimizer states (stage ≥ 1), gradients (≥ 2) and weights (3) by the
-// data-parallel size; under FP8, with each linear weight's FP8 cast and its transpose
-// (strategies::fp8_weight_copy_bytes). Embedding, head and activations only add to the real
+// gradients of the step; strategies/program.cpp's bytes per parameter) of the stage that
+// holds the most of them: its transformer layers (pipeline_parallel's split: even, or the
+// explicit first/last-stage counts and the rest even), the embedding on the first stage, the
+// head on the last (and there, in a pipeline, the copy of a tied word embedding), each sharded
+// over the tensor group; ZeRO divides the optimizer states (stage ≥ 1), gradients (≥ 2) and
+// weights (3) by the data-parallel size; under FP8, with each linear weight's FP8 cast and its
+// transpose (strategies::fp8_weight_copy_bytes). Activations and buffers only add to the real
 // peak, so this never exceeds it.
 double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec);
 
-// The most any stage holds when its first backward starts: its transformer layers' states
-// (all iteration; the fp32 main gradients of FP16 exist only during the step, after every
-// activation is freed) and the activations its layers keep for backward of every forward
-// run before that backward. A layer keeps per micro-batch what its forward allocates
+// The most any stage holds when its first backward starts: its states as above (all
+// iteration; the fp32 main gradients of FP16 exist only during the step, after every
+// activation is freed) and the activations its transformer layers keep for backward of
+// every forward run before that backward. A layer keeps per micro-batch what its forward allocates
 // (strategies/program.cpp: every op's saved activations; selective recompute drops the
 // attention core's; full recompute keeps the layer's input, 2·b·s·h bytes, /t with sequence
 // parallelism; every-k keeps it once per segment of k layers of a chunk). Forwards before
