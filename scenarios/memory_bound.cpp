@@ -91,14 +91,24 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
   const std::int64_t m = spec.micro_batches();
   if (m < 1) return 0;
   const models::ShardSpec shard = strategies::layer_shard(spec, layout.tensor, layout.sequence_parallel);
-  const models::Layer& layer = models::shared_layers(spec.model, shard)->transformer;
-  double kept = 0;  // per layer and micro-batch, rounded per op as the program allocates it
+  const std::shared_ptr<const models::LayerSet> set = models::shared_layers(spec.model, shard);
+  const models::Layer& layer = set->transformer;
+  // What a layer keeps for backward per micro-batch: its ops' saved activations but those
+  // selective recompute redoes, rounded per op as the program allocates them.
+  const auto kept_by = [&](const models::Layer& l) {
+    double bytes = 0;
+    for (const models::Op& op : l.ops)
+      if (spec.recompute != strategies::Recompute::SELECTIVE || !op.selective_recompute)
+        bytes += static_cast<double>(std::llround(op.activation_bytes));
+    return bytes;
+  };
+  // The embedding's and the head's, which no other recompute pass redoes.
+  const double embedding_kept = kept_by(set->embedding), head_kept = kept_by(set->head);
+  double kept = 0;  // per layer and micro-batch
   switch (spec.recompute) {
     case strategies::Recompute::NONE:
     case strategies::Recompute::SELECTIVE:
-      for (const models::Op& op : layer.ops)
-        if (spec.recompute == strategies::Recompute::NONE || !op.selective_recompute)
-          kept += static_cast<double>(std::llround(op.activation_bytes));
+      kept = kept_by(layer);
       break;
     case strategies::Recompute::FULL:
     case strategies::Recompute::EVERY_K:
@@ -135,7 +145,16 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
     } else if (spec.pipeline_schedule == "interleaved-1f1b") {
       forwards = static_cast<double>(std::min((p - i - 1) * 2 + (v - 1) * p + 1, m * v)) / static_cast<double>(v);
     }
-    most = std::max(most, states[static_cast<std::size_t>(i)] + n * kept_per_layer * forwards + recomputed);
+    // The embedding's chunk (the first stage's first) and the head's (the last stage's last)
+    // have run as many forwards as the stage's layers; under interleaving at least one. The
+    // first backward frees its micro-batch's head activations before it recomputes a layer;
+    // the embedding's backward comes last.
+    const double edge_forwards = spec.pipeline_schedule == "interleaved-1f1b" && v > 1 ? 1.0 : forwards;
+    const double embedding = i == 0 ? embedding_kept * edge_forwards : 0.0;
+    const bool has_head = i == static_cast<std::int64_t>(layers.size()) - 1;
+    const double held = states[static_cast<std::size_t>(i)] + n * kept_per_layer * forwards + embedding;
+    most = std::max({most, held + (has_head ? head_kept * edge_forwards : 0.0),
+                     held + (has_head ? head_kept * (edge_forwards - 1) : 0.0) + recomputed});
   }
   return most;
 }

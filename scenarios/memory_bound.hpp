@@ -29,9 +29,11 @@ double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec);
 // stage i's first backward: all m under GPipe; min(p − i, m) under 1F1B (its p − i − 1
 // warm-up forwards and one more); under the interleaved schedule
 // min((p − i − 1)·2 + (v − 1)·p + 1, m·v) chunk-forwards of layers/v each; one under any
-// other schedule. Under full and every-k recompute, the first backward then recomputes the
-// chunk's last layer, or its last segment, allocating all their activations for one
-// micro-batch while every input is still kept: that too. Zero for a spec whose pass
+// other schedule. The embedding's chunk (first stage) and the head's (last stage) keep what
+// their ops save for backward for as many forwards (at least one under interleaving). Under
+// full and every-k recompute, the first backward then recomputes the chunk's last layer, or
+// its last segment, allocating all their activations for one micro-batch while every input
+// is still kept (but the head's of that micro-batch, freed by then): that too. Zero for a spec whose pass
 // pipeline, written out, is not the one its fields say (its passes may be ones this closed
 // form does not know).
 double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec);

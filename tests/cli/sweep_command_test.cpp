@@ -290,10 +290,10 @@ cluster { preset: "dgx-h100" nodes: 2 }
         ++every_k;
       }
       if (space[i].pipeline == 1 && space[i].recompute == strategies::Recompute::NONE) {
-        // The peak holds the bound's states and activations, the embedding's and head's, and
-        // the runtime's buffers; the transformer layers are most of it.
+        // The peak holds the bound's states and activations (the embedding's and the head's
+        // among them) and the runtime's buffers, which the tensors' share leaves out.
         const auto& at = r.memory.at_peak;
-        EXPECT_GT(tensors, 0.75 * (at[0] + at[1] + at[2] + at[3])) << scenarios::describe(space[i]);
+        EXPECT_GT(tensors, 0.99 * (at[0] + at[1] + at[2] + at[3])) << scenarios::describe(space[i]);
         ++binding;
       }
     }
