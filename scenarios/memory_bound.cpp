@@ -66,7 +66,7 @@ std::vector<double> stage_state_bytes(const strategies::TrainingSpec& spec, bool
   bytes.back() += layer_state_bytes(spec, set->head, with_step);
   if (layers.size() > 1 && spec.model.tied_embedding) {
     const std::int64_t t = std::max<std::int64_t>(spec.layout.tensor, 1);
-    bytes.back() += static_cast<double>((spec.model.vocab + t - 1) / t * spec.model.hidden) *
+    bytes.back() += static_cast<double>(strategies::word_embedding_shard_params(spec.model, t)) *
                     state_bytes_per_param(spec, with_step);
   }
   return bytes;

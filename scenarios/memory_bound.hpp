@@ -22,20 +22,20 @@ double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec);
 // The most any stage holds when its first backward starts: its states as above (all
 // iteration; the fp32 main gradients of FP16 exist only during the step, after every
 // activation is freed) and the activations its transformer layers keep for backward of
-// every forward run before that backward. A layer keeps per micro-batch what its forward allocates
-// (strategies/program.cpp: every op's saved activations; selective recompute drops the
-// attention core's; full recompute keeps the layer's input, 2·b·s·h bytes, /t with sequence
-// parallelism; every-k keeps it once per segment of k layers of a chunk). Forwards before
-// stage i's first backward: all m under GPipe; min(p − i, m) under 1F1B (its p − i − 1
+// every forward run before that backward. A layer keeps per micro-batch what its forward
+// allocates (strategies/program.cpp: every op's saved activations; selective recompute drops
+// the attention core's; full recompute keeps the layer's input, 2·b·s·h bytes, /t with
+// sequence parallelism; every-k keeps it once per segment of k layers of a chunk). Forwards
+// before stage i's first backward: all m under GPipe; min(p − i, m) under 1F1B (its p − i − 1
 // warm-up forwards and one more); under the interleaved schedule
 // min((p − i − 1)·2 + (v − 1)·p + 1, m·v) chunk-forwards of layers/v each; one under any
 // other schedule. The embedding's chunk (first stage) and the head's (last stage) keep what
 // their ops save for backward for as many forwards (at least one under interleaving). Under
 // full and every-k recompute, the first backward then recomputes the chunk's last layer, or
 // its last segment, allocating all their activations for one micro-batch while every input
-// is still kept (but the head's of that micro-batch, freed by then): that too. Zero for a spec whose pass
-// pipeline, written out, is not the one its fields say (its passes may be ones this closed
-// form does not know).
+// is still kept (but the head's of that micro-batch, freed by then): that too. Zero for a
+// spec whose pass pipeline, written out, is not the one its fields say (its passes may be
+// ones this closed form does not know).
 double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec);
 
 // The bounds of one variant: the runtime's share (the profile's CUDA context and the GEMM

@@ -35,7 +35,8 @@ std::string data_parallel(Program& program, const PassArgs& args) {
       Item ar;
       ar.kind = Item::Kind::COLLECTIVE;
       ar.collective = {Dim::PIPELINE, hardware::Collective::ALL_REDUCE,
-                       static_cast<double>((spec.model.vocab + program.applied.tensor - 1) / program.applied.tensor * spec.model.hidden) * sb.gradients};
+                       static_cast<double>(word_embedding_shard_params(spec.model, program.applied.tensor)) *
+                           sb.gradients};
       ar.category = Category::PP_COMM;
       ar.stream = program.stream("pp-comm");
       static const Label EMBEDDING_ALLREDUCE("embedding-allreduce");

@@ -72,6 +72,10 @@ StateBytes state_bytes_per_param(const TrainingSpec& spec) {
   return b;
 }
 
+std::int64_t word_embedding_shard_params(const models::ModelConfig& model, std::int64_t tensor) {
+  return (model.vocab + tensor - 1) / tensor * model.hidden;
+}
+
 double fp8_weight_copy_bytes(const TrainingSpec& spec, const models::Op& op) {
   if (spec.dtype != hardware::Dtype::FP8 || !op.fp8_linear) return 0;
   return 2 * static_cast<double>(op.gemm.k) * static_cast<double>(op.gemm.n);
@@ -452,7 +456,7 @@ void rebuild_role(Role& role, const Program& program) {
   // With a pipeline, Megatron keeps a copy of the tied word embedding on the last stage
   // (its gradient is all-reduced with the first stage's).
   if (role.has_head() && !role.has_embedding() && model.tied_embedding)
-    role.params += (model.vocab + program.applied.tensor - 1) / program.applied.tensor * model.hidden;
+    role.params += word_embedding_shard_params(model, program.applied.tensor);
 
   const StateBytes sb = state_bytes_per_param(spec);
   const double p = static_cast<double>(role.params);

@@ -378,6 +378,9 @@ StateBytes state_bytes_per_param(const TrainingSpec& spec);
 // cast of a linear layer's weight (k × n, not the bias) and that cast's transpose for the
 // input-gradient GEMM, 1 byte each; nothing otherwise.
 double fp8_weight_copy_bytes(const TrainingSpec& spec, const models::Op& op);
+// The parameters of a GPU's shard of the word embedding (its vocabulary split over the tensor
+// group): what the last stage of a pipeline holds of a tied embedding's copy.
+std::int64_t word_embedding_shard_params(const models::ModelConfig& model, std::int64_t tensor);
 
 // The optimizer step on `params` parameters (a ZeRO shard or all of a stage's) as the
 // memory-bound passes Megatron-LM makes; `buffer_params` are the parameters whose gradient
