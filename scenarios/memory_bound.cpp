@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/model.hpp"
+#include "strategies/lower.hpp"
 #include "strategies/program.hpp"
 #include "strategies/registry.hpp"
 
@@ -160,8 +161,9 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
 }
 
 MemoryLowerBound memory_lower_bound(const strategies::TrainingSpec& spec, const hardware::GpuProfile& gpu) {
-  return {gpu.cuda_context_bytes().value() + gpu.cublas_workspace_bytes().value(), model_state_lower_bound_bytes(spec),
-          stage_activation_lower_bound_bytes(spec)};
+  return {gpu.cuda_context_bytes().value() + gpu.cublas_workspace_bytes().value() +
+              strategies::comm_buffer_bytes(spec.layout, spec.model, gpu),
+          model_state_lower_bound_bytes(spec), stage_activation_lower_bound_bytes(spec)};
 }
 
 }  // namespace trainsim::scenarios

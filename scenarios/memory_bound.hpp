@@ -38,16 +38,17 @@ double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec);
 // ones this closed form does not know).
 double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec);
 
-// The bounds of one variant: the runtime's share (the profile's CUDA context and the GEMM
-// stream's cuBLAS workspace; NCCL's buffers depend on the communicators and are left out)
-// and the two tensor bounds above. Each of runtime + states and bytes() is a lower bound.
+// The bounds of one variant: the runtime's share (the profile's CUDA context, the GEMM
+// stream's cuBLAS workspace and NCCL's buffers for the communicators of the variant's
+// layout, strategies::comm_buffer_bytes) and the two tensor bounds above. Each of
+// runtime + states and bytes() is a lower bound.
 struct MemoryLowerBound {
   double runtime = 0, states = 0, with_activations = 0;
   double bytes() const { return runtime + (with_activations > states ? with_activations : states); }
   // What bytes() counts, for messages.
   const char* what() const {
-    return with_activations > states ? "model states, activations and the CUDA runtime"
-                                     : "model states and the CUDA runtime";
+    return with_activations > states ? "model states, activations, the CUDA runtime and NCCL's buffers"
+                                     : "model states, the CUDA runtime and NCCL's buffers";
   }
 };
 MemoryLowerBound memory_lower_bound(const strategies::TrainingSpec& spec, const hardware::GpuProfile& gpu);

@@ -371,11 +371,7 @@ double Lowering::runtime_bytes(MemClass c) const {
   switch (c) {
     case MemClass::CUDA_CONTEXT: return p.cuda_context_bytes().value();
     case MemClass::CUBLAS_WORKSPACE: return p.cublas_workspace_bytes().value();
-    case MemClass::COMM_BUFFERS: {
-      const int communicators = (l_.tensor > 1 ? 1 : 0) + (l_.data > 1 ? 1 : 0) + (l_.pipeline > 1 ? 1 : 0) +
-                                (l_.pipeline > 1 && program_.spec.model.tied_embedding ? 1 : 0);
-      return communicators * p.nccl_buffer_bytes_per_communicator().value();
-    }
+    case MemClass::COMM_BUFFERS: return comm_buffer_bytes(l_, program_.spec.model, p);
     default: return 0;
   }
 }
@@ -1512,6 +1508,12 @@ Lowered Lowering::run() {
 Lowered lower(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
               Fidelity fidelity, const LowerOptions& options) {
   return Lowering(program, cluster, cost, fidelity, options).run();
+}
+
+double comm_buffer_bytes(const Layout& layout, const models::ModelConfig& model, const hardware::GpuProfile& gpu) {
+  const int communicators = (layout.tensor > 1 ? 1 : 0) + (layout.data > 1 ? 1 : 0) + (layout.pipeline > 1 ? 1 : 0) +
+                            (layout.pipeline > 1 && model.tied_embedding ? 1 : 0);
+  return communicators * gpu.nccl_buffer_bytes_per_communicator().value();
 }
 
 }  // namespace trainsim::strategies

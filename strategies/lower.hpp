@@ -62,6 +62,10 @@ struct LowerOptions {
 Lowered lower(const Program& program, const hardware::Cluster& cluster, const hardware::CostModel& cost,
               Fidelity fidelity, const LowerOptions& options = {});
 
+// NCCL's buffers on each GPU: the profile's bytes for each communicator the GPU joins, one per
+// parallel dimension larger than one and, in a pipeline, the tied embedding's group.
+double comm_buffer_bytes(const Layout& layout, const models::ModelConfig& model, const hardware::GpuProfile& gpu);
+
 // How segment_seconds prices each kernel: as the cost model says (CostModel::seconds), or
 // at the least it could take (CostModel::least_seconds), for lower bounds.
 enum class Pricing : std::uint8_t { MEASURED, LEAST };
