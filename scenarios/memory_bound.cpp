@@ -137,6 +137,9 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
       const std::int64_t segments = (chunk + k - 1) / k;
       kept_per_layer = kept * static_cast<double>(segments) / static_cast<double>(chunk);
       recomputed = static_cast<double>(chunk - k * (segments - 1)) * whole;
+      // Then the segment before it: k layers' activations, once the last segment's backward
+      // has freed that segment's input and activations.
+      if (segments > 1) recomputed = std::max(recomputed, static_cast<double>(k) * whole - kept);
     }
     double forwards = 1;  // micro-batches' worth of the stage's layers
     if (spec.pipeline_schedule == "gpipe") {

@@ -252,8 +252,7 @@ cluster { preset: "dgx-h100" nodes: 1 }
 // schedule, virtual stages, uneven splits, every recompute mode (every-k with each k),
 // sequence parallelism, ZeRO, the overlaps, fused and unfused attention, BF16 and FP8 (whose
 // weight casts it counts). Never above the simulated peak, or the search would drop a layout
-// that fits; and the peak itself where the first backward's start holds it (pipeline 1, no
-// recompute).
+// that fits; and the peak itself where the first backward holds it (pipeline 1).
 TEST_F(SweepCommand, TheStageActivationBoundNeverExceedsTheSimulatedPeak) {
   for (const auto& [attention, precision] : {std::pair{"FLASH", "BF16"}, {"UNFUSED", "BF16"}, {"FLASH", "FP8"}}) {
     const std::string path = write("space.textproto", std::string(R"(name: "bound-space"
@@ -292,10 +291,12 @@ cluster { preset: "dgx-h100" nodes: 2 }
         EXPECT_GT(tensors, 0.0) << scenarios::describe(space[i]);
         ++every_k;
       }
-      if (space[i].pipeline == 1 && space[i].recompute == strategies::Recompute::NONE) {
+      if (space[i].pipeline == 1) {
         // The peak is the bound's states and activations (the embedding's and the head's
-        // among them), the runtime's memory and NCCL's buffers, to the byte.
-        EXPECT_NEAR(bound, r.memory.peak_bytes, 1e-9 * r.memory.peak_bytes) << scenarios::describe(space[i]);
+        // among them, and what the first backward recomputes), the runtime's memory and
+        // NCCL's buffers, to the byte; selective recompute's peak may come later.
+        const double close = space[i].recompute == strategies::Recompute::SELECTIVE ? 0.99 : 1 - 1e-9;
+        EXPECT_GE(bound, close * r.memory.peak_bytes) << scenarios::describe(space[i]);
         ++binding;
       }
     }
