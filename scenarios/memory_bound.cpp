@@ -132,6 +132,10 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
     double kept_per_layer = kept, recomputed = 0;
     const std::int64_t chunk = layers[static_cast<std::size_t>(i)] / v;
     if (spec.recompute == strategies::Recompute::FULL && chunk > 0) recomputed = whole;
+    // Selective recompute reruns the last layer's attention core inside its backward: what
+    // the rerun allocates, less what the layer's backward may have freed before it (at most
+    // all the layer keeps).
+    if (spec.recompute == strategies::Recompute::SELECTIVE && chunk > 0) recomputed = std::max(0.0, whole - 2 * kept);
     if (spec.recompute == strategies::Recompute::EVERY_K && chunk > 0) {
       const std::int64_t k = std::max<std::int64_t>(spec.recompute_k, 1);
       const std::int64_t segments = (chunk + k - 1) / k;

@@ -34,7 +34,9 @@ double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec);
 // full and every-k recompute, the first backward then recomputes the chunk's last layer, or
 // its last segment, allocating all their activations for one micro-batch while every input
 // is still kept (but the head's of that micro-batch, freed by then): that too; under every-k,
-// or the k layers of the segment before it, with the last segment's input freed. Zero for a
+// or the k layers of the segment before it, with the last segment's input freed. Under
+// selective recompute, the rerun of the last layer's attention core, less all that layer
+// keeps (what its backward may have freed before the rerun). Zero for a
 // spec whose pass pipeline, written out, is not the one its fields say (its passes may be
 // ones this closed form does not know).
 double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec);
