@@ -57,14 +57,14 @@ double layer_state_bytes(const strategies::TrainingSpec& spec, const models::Lay
 // Per stage, the states of its transformer layers and, on the first stage, the embedding's
 // and, on the last, the head's (with, in a pipeline, the copy of a tied word embedding that
 // Megatron-LM keeps there: strategies/program.cpp's rebuild_role).
-std::vector<double> stage_state_bytes(const strategies::TrainingSpec& spec, bool with_step) {
+std::vector<double> stage_state_bytes(const strategies::TrainingSpec& spec, const models::LayerSet& set,
+                                      bool with_step) {
   const std::vector<std::int64_t> layers = stage_layers(spec);
-  const std::shared_ptr<const models::LayerSet> set = layer_set(spec);
-  const double per_layer = layer_state_bytes(spec, set->transformer, with_step);
+  const double per_layer = layer_state_bytes(spec, set.transformer, with_step);
   std::vector<double> bytes(layers.size());
   for (std::size_t i = 0; i < layers.size(); ++i) bytes[i] = static_cast<double>(layers[i]) * per_layer;
-  bytes.front() += layer_state_bytes(spec, set->embedding, with_step);
-  bytes.back() += layer_state_bytes(spec, set->head, with_step);
+  bytes.front() += layer_state_bytes(spec, set.embedding, with_step);
+  bytes.back() += layer_state_bytes(spec, set.head, with_step);
   if (layers.size() > 1 && spec.model.tied_embedding) {
     const std::int64_t t = std::max<std::int64_t>(spec.layout.tensor, 1);
     bytes.back() += static_cast<double>(strategies::word_embedding_shard_params(spec.model, t)) *
@@ -73,10 +73,20 @@ std::vector<double> stage_state_bytes(const strategies::TrainingSpec& spec, bool
   return bytes;
 }
 
+// What a layer's forward allocates for its backward, per micro-batch: every op's saved
+// activations (but those selective recompute redoes, when asked), rounded per op as the
+// program allocates them.
+double saved_bytes(const models::Layer& layer, bool drop_selective) {
+  double bytes = 0;
+  for (const models::Op& op : layer.ops)
+    if (!drop_selective || !op.selective_recompute) bytes += static_cast<double>(std::llround(op.activation_bytes));
+  return bytes;
+}
+
 }  // namespace
 
 double model_state_lower_bound_bytes(const strategies::TrainingSpec& spec) {
-  const std::vector<double> stages = stage_state_bytes(spec, true);
+  const std::vector<double> stages = stage_state_bytes(spec, *layer_set(spec), true);
   return *std::max_element(stages.begin(), stages.end());
 }
 
@@ -94,22 +104,14 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
   const models::ShardSpec shard = strategies::layer_shard(spec, layout.tensor, layout.sequence_parallel);
   const std::shared_ptr<const models::LayerSet> set = models::shared_layers(spec.model, shard);
   const models::Layer& layer = set->transformer;
-  // What a layer keeps for backward per micro-batch: its ops' saved activations but those
-  // selective recompute redoes, rounded per op as the program allocates them.
-  const auto kept_by = [&](const models::Layer& l) {
-    double bytes = 0;
-    for (const models::Op& op : l.ops)
-      if (spec.recompute != strategies::Recompute::SELECTIVE || !op.selective_recompute)
-        bytes += static_cast<double>(std::llround(op.activation_bytes));
-    return bytes;
-  };
+  const bool selective = spec.recompute == strategies::Recompute::SELECTIVE;
   // The embedding's and the head's, which no other recompute pass redoes.
-  const double embedding_kept = kept_by(set->embedding), head_kept = kept_by(set->head);
+  const double embedding_kept = saved_bytes(set->embedding, selective), head_kept = saved_bytes(set->head, selective);
   double kept = 0;  // per layer and micro-batch
   switch (spec.recompute) {
     case strategies::Recompute::NONE:
     case strategies::Recompute::SELECTIVE:
-      kept = kept_by(layer);
+      kept = saved_bytes(layer, selective);
       break;
     case strategies::Recompute::FULL:
     case strategies::Recompute::EVERY_K:
@@ -118,9 +120,8 @@ double stage_activation_lower_bound_bytes(const strategies::TrainingSpec& spec) 
       break;
   }
   // What a layer's forward allocates in full: a recompute allocates it again in backward.
-  double whole = 0;
-  for (const models::Op& op : layer.ops) whole += static_cast<double>(std::llround(op.activation_bytes));
-  const std::vector<double> states = stage_state_bytes(spec, false);
+  const double whole = saved_bytes(layer, false);
+  const std::vector<double> states = stage_state_bytes(spec, *set, false);
   const std::vector<std::int64_t> layers = stage_layers(spec);
   double most = 0;
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(layers.size()); ++i) {
