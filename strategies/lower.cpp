@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -212,6 +213,17 @@ struct FoldKeyHash {
   std::size_t operator()(const FoldKey& k) const { return static_cast<std::size_t>(k.a ^ (k.b >> 1)); }
 };
 
+// What a fold's simulation reads of an item (its memo key's record of it): memory, price
+// (duration(it), in the stage folding it), and the task's kind, stream and category. (A
+// record's last word stays below 2^32; the other records of a run's key mark theirs above.)
+template <class Duration>
+void add_item_record(FoldKey& key, const Item& it, Duration& duration) {
+  key.add(FoldKey::word(it.alloc_bytes), FoldKey::word(it.free_bytes), FoldKey::word(duration(it).ps),
+          std::uint64_t{it.kind == Item::Kind::COMPUTE} | std::uint64_t{it.stream} << 8 |
+              std::uint64_t{static_cast<std::uint8_t>(it.category)} << 16 |
+              std::uint64_t{it.kind != Item::Kind::COMPUTE && it.collective.occupies_sms} << 24);
+}
+
 // What a lowering computes from the cluster and the parallel layout alone — the groups of
 // each dimension, NCCL's view of them, their symmetric closed forms — is the same for every
 // variant of a sweep or search with that layout, so it is kept per thread across lowerings.
@@ -285,9 +297,11 @@ class Lowering {
     Dep::On on;
   };
   // The group of `n` items item_at(0 … n − 1), whose edges for_each_edge(visit) visits in the
-  // order of the items they end at.
-  template <class ItemAt, class ForEachEdge>
-  void simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_each_edge, const RankCoords& c, Folded& f);
+  // order of the items they end at; digest(key, duration, for_each_edge) adds to its memo key
+  // everything its simulation reads of them (duration(item): the item's price in this stage).
+  template <class ItemAt, class ForEachEdge, class Digest>
+  void simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_each_edge, Digest digest, const RankCoords& c,
+                     Folded& f);
   FoldOutcome simulate_fold_alone(const std::vector<const Item*>& items, const std::vector<sim::Time>& durations,
                                   const std::vector<LocalEdge>& edges) const;
   bool rank_local(const Item& it) const;
@@ -348,8 +362,8 @@ class Lowering {
   std::unordered_map<FoldSlot, Folded, FoldSlotHash> fold_cache_;
   // Pieces of runs by what their folding reads but the layer (Lowering::fold_run): the first.
   std::unordered_map<FoldKey, const Folded*, FoldKeyHash> piece_shapes_;
-  // The pieces folded last, compared item by item before a new piece's shape is digested:
-  // a piece is most often alike to one a layer before it.
+  // The pieces folded last, compared item by item (alike_for_fold) before a new piece's shape
+  // is digested: a piece is most often alike to one a layer before it.
   struct RecentPiece {
     std::int64_t stage = -1;
     std::span<const Item> items;
@@ -568,6 +582,12 @@ const Folded& Lowering::fold(const Role& role, const FoldGroup& g, const RankCoo
           for (const StepDep& d : role.deps(role.steps[k]))
             if (d.step >= g.first && d.step <= g.last) visit(LocalEdge{d.step - g.first, k - g.first, d.on});
       },
+      [&](FoldKey& digest, auto& duration, auto& for_each_edge) {
+        for (std::uint32_t k = g.first; k <= g.last; ++k) add_item_record(digest, role.item(role.steps[k]), duration);
+        for_each_edge([&](const LocalEdge& e) {
+          digest.add(std::uint64_t{e.from} | std::uint64_t{e.to} << 32, static_cast<std::uint64_t>(e.on), 1);
+        });
+      },
       c, pos->second);
   return pos->second;
 }
@@ -580,36 +600,89 @@ bool inside_previous(const Dep& d, std::uint32_t j) {
   return d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) <= j;
 }
 
-// Whether two pieces have the same shape (Lowering::fold_run): alike item for item in every
-// field the shape's digest reads, compared instead of digested.
-bool same_piece_shape(std::span<const Item> a, std::span<const Item> b) {
+// Whether two lists of items are alike item for item in all that a fold reads of them and in
+// every wait (more than a fold reads: also the waits that reach outside the list). Branch-free
+// per item, its fields read as words: most lists compared are alike, and a run's key compares
+// most of its items (add_run_records).
+bool alike_for_fold(std::span<const Item> a, std::span<const Item> b) {
   if (a.size() != b.size()) return false;
+  // Words with no padding in them: kind, cost, category, stream and segment are the item's
+  // first eight bytes; a collective's dim, op and occupies_sms its first three (the fourth,
+  // padding, masked off); a wait's twelve bytes have none.
+  static_assert(offsetof(Item, kind) == 0 && offsetof(Item, cost) == 1 && offsetof(Item, category) == 2 &&
+                offsetof(Item, stream) == 3 && offsetof(Item, segment) == 4 && sizeof(Item::segment) == 4);
+  static_assert(offsetof(CollectiveNeed, dim) == 0 && offsetof(CollectiveNeed, op) == 1 &&
+                offsetof(CollectiveNeed, occupies_sms) == 2);
+  static_assert(std::has_unique_object_representations_v<Dep> && sizeof(Dep) == 12);
+  const auto word = [](const void* p) {
+    std::uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+  };
+  const auto half = [](const void* p) {
+    std::uint32_t w;
+    std::memcpy(&w, p, sizeof w);
+    return std::uint64_t{w};
+  };
   const auto bits = [](double v) { return FoldKey::word(v); };
-  for (std::uint32_t j = 0; j < a.size(); ++j) {
+  for (std::size_t j = 0; j < a.size(); ++j) {
     const Item& x = a[j];
     const Item& y = b[j];
-    if (x.alloc_bytes != y.alloc_bytes || x.free_bytes != y.free_bytes || bits(x.fraction) != bits(y.fraction) ||
-        x.segment != y.segment || x.cost != y.cost || x.kind != y.kind || x.stream != y.stream ||
-        x.category != y.category)
-      return false;
-    if (x.kind != Item::Kind::COMPUTE &&
-        (bits(x.collective.bytes) != bits(y.collective.bytes) ||
-         bits(x.collective.latency_scale) != bits(y.collective.latency_scale) || x.collective.dim != y.collective.dim ||
-         x.collective.op != y.collective.op))
-      return false;
-    const Dep* u = x.deps.begin();
-    const Dep* v = y.deps.begin();
-    for (;; ++u, ++v) {
-      while (u != x.deps.end() && !inside_previous(*u, j)) ++u;
-      while (v != y.deps.end() && !inside_previous(*v, j)) ++v;
-      if (u == x.deps.end() || v == y.deps.end()) {
-        if (u != x.deps.end() || v != y.deps.end()) return false;
-        break;
-      }
-      if (u->offset != v->offset || u->on != v->on) return false;
-    }
+    std::uint64_t differ = (word(&x) ^ word(&y)) | static_cast<std::uint64_t>(x.alloc_bytes ^ y.alloc_bytes) |
+                           static_cast<std::uint64_t>(x.free_bytes ^ y.free_bytes) |
+                           (bits(x.fraction) ^ bits(y.fraction)) |
+                           (bits(x.collective.bytes) ^ bits(y.collective.bytes)) |
+                           (bits(x.collective.latency_scale) ^ bits(y.collective.latency_scale)) |
+                           ((half(&x.collective) ^ half(&y.collective)) & 0xFFFFFFu) | (x.deps.size() ^ y.deps.size());
+    if (differ != 0) return false;
+    const auto* u = reinterpret_cast<const unsigned char*>(x.deps.begin());
+    const auto* v = reinterpret_cast<const unsigned char*>(y.deps.begin());
+    for (std::size_t k = 0; k < x.deps.size(); ++k, u += sizeof(Dep), v += sizeof(Dep))
+      differ |= (word(u) ^ word(v)) | (half(u + 8) ^ half(v + 8));
+    if (differ != 0) return false;
   }
   return true;
+}
+
+// A whole run's memo key (Lowering::fold_run): its items in order, each with its waits inside
+// the run. A chunk repeats its layers, and what the fold reads of a layer's items is most
+// often what it read of the layer's before (all but the layer): a block of one layer's items
+// alike to the block before it, item for item with every PREVIOUS wait, is recorded as one
+// repetition rather than digested again. Only a block whose waits all stay inside the run is
+// repeated: a repetition then stands for the same items with the same waits, so the key is
+// still a function of what the fold reads and tells apart any two runs that differ in it.
+template <class Duration>
+void add_run_records(FoldKey& key, std::span<const Item> run, Duration& duration) {
+  constexpr std::uint64_t WAIT = std::uint64_t{1} << 32, REPEATS = std::uint64_t{2} << 32;  // record kinds
+  key.add(0, 0, 0, REPEATS | WAIT);  // a run's key, never a group's
+  const auto n = static_cast<std::uint32_t>(run.size());
+  std::uint32_t before = 0, before_size = 0;  // the block before: where it starts, its size
+  bool before_inside = false;                 // whether its waits all stay inside the run
+  std::uint64_t repeats = 0;                  // blocks alike to it since its record
+  for (std::uint32_t i = 0; i < n;) {
+    std::uint32_t end = i + 1;
+    while (end < n && run[end].layer == run[i].layer) ++end;
+    const std::uint32_t size = end - i;
+    if (before_inside && size == before_size && alike_for_fold(run.subspan(before, size), run.subspan(i, size))) {
+      ++repeats;
+    } else {
+      if (repeats > 0) key.add(before_size, repeats, 0, REPEATS);
+      repeats = 0;
+      before_inside = true;
+      for (std::uint32_t j = i; j < end; ++j) {
+        add_item_record(key, run[j], duration);
+        for (const Dep& d : run[j].deps) {
+          if (d.target != Dep::Target::PREVIOUS) continue;
+          if (static_cast<std::uint32_t>(d.offset) > j) before_inside = false;
+          else key.add(static_cast<std::uint64_t>(d.offset), static_cast<std::uint64_t>(d.on), 0, WAIT);
+        }
+      }
+    }
+    before = i;
+    before_size = size;
+    i = end;
+  }
+  if (repeats > 0) key.add(before_size, repeats, 0, REPEATS);
 }
 
 }  // namespace
@@ -637,7 +710,7 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
   const auto run = role.items(step);
   if (!step.whole_run) {
     for (const RecentPiece& r : recent_pieces_)
-      if (r.stage == c.stage && same_piece_shape(r.items, run)) {
+      if (r.stage == c.stage && alike_for_fold(r.items, run)) {
         pos->second = *r.outcome;
         return pos->second;
       }
@@ -657,7 +730,8 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
       if (it.kind != Item::Kind::COMPUTE)
         shape.add(FoldKey::word(it.collective.bytes), FoldKey::word(it.collective.latency_scale),
                   std::uint64_t{static_cast<std::uint8_t>(it.collective.dim)} |
-                      std::uint64_t{static_cast<std::uint8_t>(it.collective.op)} << 8);
+                      std::uint64_t{static_cast<std::uint8_t>(it.collective.op)} << 8 |
+                      std::uint64_t{it.collective.occupies_sms} << 16);
       for (const Dep& d : it.deps)
         if (inside_previous(d, j)) shape.add(static_cast<std::uint64_t>(d.offset), static_cast<std::uint64_t>(d.on), 2);
     }
@@ -676,7 +750,8 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
             if (d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) <= j)
               visit(LocalEdge{j - static_cast<std::uint32_t>(d.offset), j, d.on});
       },
-      c, pos->second);
+      [&](FoldKey& digest, auto& duration, auto& /*for_each_edge*/) { add_run_records(digest, run, duration); }, c,
+      pos->second);
   return pos->second;
 }
 
@@ -795,13 +870,14 @@ class FoldMemo {
 
 }  // namespace
 
-template <class ItemAt, class ForEachEdge>
-void Lowering::simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_each_edge, const RankCoords& c,
-                             Folded& f) {
+template <class ItemAt, class ForEachEdge, class Digest>
+void Lowering::simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_each_edge, Digest digest,
+                             const RankCoords& c, Folded& f) {
   const auto streams = static_cast<std::uint32_t>(program_.streams.size());
-  // Everything the group's simulation reads, item by item: kind, stream, category, memory,
-  // duration; then its edges and the compute slowdown beside communication. (The durations
-  // are kept only when the memo has not seen the group: most lowerings find it there.)
+  // Everything the group's simulation reads: the compute slowdown beside communication, then
+  // (digest) item by item kind, stream, category, memory and duration, and its edges. (The
+  // durations are kept only when the memo has not seen the group: most lowerings find it
+  // there.)
   FoldKey key;
   key.add(streams, FoldKey::word(contention_));
   // A group alternates its GEMM pieces with a few collectives repeated layer after layer (a
@@ -844,16 +920,7 @@ void Lowering::simulate_fold(std::uint32_t n, ItemAt item_at, ForEachEdge for_ea
     if (it.fraction == 1.0) return prices[slot];
     return sim::Time::from_seconds(prices[slot].seconds() * it.fraction);
   };
-  for (std::uint32_t k = 0; k < n; ++k) {
-    const Item& it = item_at(k);
-    key.add(FoldKey::word(it.alloc_bytes), FoldKey::word(it.free_bytes), FoldKey::word(duration(it).ps),
-            std::uint64_t{it.kind == Item::Kind::COMPUTE} | std::uint64_t{it.stream} << 8 |
-                std::uint64_t{static_cast<std::uint8_t>(it.category)} << 16 |
-                std::uint64_t{it.kind != Item::Kind::COMPUTE && it.collective.occupies_sms} << 24);
-  }
-  for_each_edge([&](const LocalEdge& e) {
-    key.add(std::uint64_t{e.from} | std::uint64_t{e.to} << 32, static_cast<std::uint64_t>(e.on), 1);
-  });
+  digest(key, duration, for_each_edge);
   thread_local FoldMemo memo;
   const FoldOutcome* known = memo.find(key);
   FoldOutcome o;
