@@ -25,10 +25,10 @@
 // before the input-gradient GEMM, the reduce-scatter before the weight-gradient GEMM),
 // while its forward all-gather and the embedding's collectives block the stream.
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "strategies/detail/pass_functions.hpp"
 
@@ -70,10 +70,20 @@ struct Splitter {
   std::int64_t k;
   std::uint8_t tp_stream;
   std::int32_t num_layers;
-  // (segment, GEMM first?) → {the GEMM's segment, the rest's}
-  std::map<std::pair<std::uint32_t, bool>, std::pair<std::uint32_t, std::uint32_t>> cuts;
-  // (a GEMM's segment, parts) → the segment of one chunk of it along its rows
-  std::map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t> chunk_segments;
+  // Segments made from a role's segments, looked up for every layer: a role makes a few (a
+  // list searched in turn is quicker than a map).
+  struct Cut {
+    std::uint32_t segment;
+    bool gemm_first;
+    std::uint32_t gemm, rest;  // the GEMM's segment, the rest's
+  };
+  std::vector<Cut> cuts;
+  struct ChunkSegment {
+    std::uint32_t gemm;  // a GEMM's segment
+    std::int64_t parts;
+    std::uint32_t chunk;  // the segment of one of its `parts` chunks along its rows
+  };
+  std::vector<ChunkSegment> chunk_segments;
 
   bool overlapped(const Item& it, bool backward) const {
     if (it.kind != Item::Kind::COLLECTIVE || it.collective.dim != Dim::TENSOR) return false;
@@ -106,8 +116,9 @@ struct Splitter {
       x.fraction /= static_cast<double>(parts);
       return x;
     }
-    auto [known, fresh] = chunk_segments.try_emplace({gemm.segment, parts});
-    if (fresh) {
+    auto known = std::find_if(chunk_segments.begin(), chunk_segments.end(),
+                              [&](const ChunkSegment& k) { return k.gemm == gemm.segment && k.parts == parts; });
+    if (known == chunk_segments.end()) {
       Segment part;
       part.of_layer = seg.of_layer;
       part.name = seg.name + ".chunk" + std::to_string(parts);
@@ -125,10 +136,11 @@ struct Splitter {
       // would add into the whole main_grad all the same.
       op.params = 0;  // held once, by the whole GEMM
       part.ops = {std::move(op)};
-      known->second = static_cast<std::uint32_t>(role.segments.size());
+      known = chunk_segments.insert(chunk_segments.end(),
+                                    {gemm.segment, parts, static_cast<std::uint32_t>(role.segments.size())});
       role.segments.push_back(std::move(part));
     }
-    x.segment = known->second;
+    x.segment = known->chunk;
     return x;
   }
 
@@ -226,8 +238,10 @@ struct Splitter {
   std::pair<Item, std::optional<Item>> cut(const Item& compute, bool gemm_first) {
     const Segment& seg = role.segments[compute.segment];
     if (seg.ops.size() < 2) return {compute, std::nullopt};
-    auto [known, fresh] = cuts.try_emplace({compute.segment, gemm_first});
-    if (fresh) {
+    auto known = std::find_if(cuts.begin(), cuts.end(), [&](const Cut& k) {
+      return k.segment == compute.segment && k.gemm_first == gemm_first;
+    });
+    if (known == cuts.end()) {
       Segment gemm, rest;
       gemm.of_layer = rest.of_layer = seg.of_layer;
       const models::Op& op = gemm_first ? seg.ops.front() : seg.ops.back();
@@ -235,14 +249,14 @@ struct Splitter {
       gemm.ops = {op};
       rest.name = seg.name + ".rest";
       rest.ops.assign(seg.ops.begin() + (gemm_first ? 1 : 0), seg.ops.end() - (gemm_first ? 0 : 1));
-      known->second.first = static_cast<std::uint32_t>(role.segments.size());
+      const auto at = static_cast<std::uint32_t>(role.segments.size());
+      known = cuts.insert(cuts.end(), {compute.segment, gemm_first, at, at + 1});
       role.segments.push_back(std::move(gemm));
-      known->second.second = static_cast<std::uint32_t>(role.segments.size());
       role.segments.push_back(std::move(rest));
     }
     Item first = compute, second = compute;
-    first.segment = gemm_first ? known->second.first : known->second.second;
-    second.segment = gemm_first ? known->second.second : known->second.first;
+    first.segment = gemm_first ? known->gemm : known->rest;
+    second.segment = gemm_first ? known->rest : known->gemm;
     first.free_bytes = 0;
     second.alloc_bytes = 0;
     second.deps = Dep::previous();
