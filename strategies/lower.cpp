@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -362,7 +361,7 @@ class Lowering {
   std::unordered_map<FoldSlot, Folded, FoldSlotHash> fold_cache_;
   // Pieces of runs by what their folding reads but the layer (Lowering::fold_run): the first.
   std::unordered_map<FoldKey, const Folded*, FoldKeyHash> piece_shapes_;
-  // The pieces folded last, compared item by item (alike_for_fold) before a new piece's shape
+  // The pieces folded last, compared item by item (alike_but_layer) before a new piece's shape
   // is digested: a piece is most often alike to one a layer before it.
   struct RecentPiece {
     std::int64_t stage = -1;
@@ -600,89 +599,59 @@ bool inside_previous(const Dep& d, std::uint32_t j) {
   return d.target == Dep::Target::PREVIOUS && static_cast<std::uint32_t>(d.offset) <= j;
 }
 
-// Whether two lists of items are alike item for item in all that a fold reads of them and in
-// every wait (more than a fold reads: also the waits that reach outside the list). Branch-free
-// per item, its fields read as words: most lists compared are alike, and a run's key compares
-// most of its items (add_run_records).
-bool alike_for_fold(std::span<const Item> a, std::span<const Item> b) {
-  if (a.size() != b.size()) return false;
-  // Words with no padding in them: kind, cost, category, stream and segment are the item's
-  // first eight bytes; a collective's dim, op and occupies_sms its first three (the fourth,
-  // padding, masked off); a wait's twelve bytes have none.
-  static_assert(offsetof(Item, kind) == 0 && offsetof(Item, cost) == 1 && offsetof(Item, category) == 2 &&
-                offsetof(Item, stream) == 3 && offsetof(Item, segment) == 4 && sizeof(Item::segment) == 4);
-  static_assert(offsetof(CollectiveNeed, dim) == 0 && offsetof(CollectiveNeed, op) == 1 &&
-                offsetof(CollectiveNeed, occupies_sms) == 2);
-  static_assert(std::has_unique_object_representations_v<Dep> && sizeof(Dep) == 12);
-  const auto word = [](const void* p) {
-    std::uint64_t w;
-    std::memcpy(&w, p, sizeof w);
-    return w;
-  };
-  const auto half = [](const void* p) {
-    std::uint32_t w;
-    std::memcpy(&w, p, sizeof w);
-    return std::uint64_t{w};
-  };
-  const auto bits = [](double v) { return FoldKey::word(v); };
-  for (std::size_t j = 0; j < a.size(); ++j) {
-    const Item& x = a[j];
-    const Item& y = b[j];
-    std::uint64_t differ = (word(&x) ^ word(&y)) | static_cast<std::uint64_t>(x.alloc_bytes ^ y.alloc_bytes) |
-                           static_cast<std::uint64_t>(x.free_bytes ^ y.free_bytes) |
-                           (bits(x.fraction) ^ bits(y.fraction)) |
-                           (bits(x.collective.bytes) ^ bits(y.collective.bytes)) |
-                           (bits(x.collective.latency_scale) ^ bits(y.collective.latency_scale)) |
-                           ((half(&x.collective) ^ half(&y.collective)) & 0xFFFFFFu) | (x.deps.size() ^ y.deps.size());
-    if (differ != 0) return false;
-    const auto* u = reinterpret_cast<const unsigned char*>(x.deps.begin());
-    const auto* v = reinterpret_cast<const unsigned char*>(y.deps.begin());
-    for (std::size_t k = 0; k < x.deps.size(); ++k, u += sizeof(Dep), v += sizeof(Dep))
-      differ |= (word(u) ^ word(v)) | (half(u + 8) ^ half(v + 8));
-    if (differ != 0) return false;
-  }
-  return true;
-}
-
 // A whole run's memo key (Lowering::fold_run): its items in order, each with its waits inside
 // the run. A chunk repeats its layers, and what the fold reads of a layer's items is most
-// often what it read of the layer's before (all but the layer): a block of one layer's items
-// alike to the block before it, item for item with every PREVIOUS wait, is recorded as one
-// repetition rather than digested again. Only a block whose waits all stay inside the run is
-// repeated: a repetition then stands for the same items with the same waits, so the key is
-// still a function of what the fold reads and tells apart any two runs that differ in it.
+// often what it read of a layer before (all but the layer): a block of one layer's items
+// alike to one of the last few kinds of block met (recompute in segments makes a segment's
+// first layer unlike the others) is recorded as a repetition of that kind rather than
+// digested again. Only a block whose waits all stay inside the run becomes a kind: a
+// repetition then stands for the same items with the same waits, so the key is still a
+// function of what the fold reads and tells apart any two runs that differ in it.
 template <class Duration>
 void add_run_records(FoldKey& key, std::span<const Item> run, Duration& duration) {
   constexpr std::uint64_t WAIT = std::uint64_t{1} << 32, REPEATS = std::uint64_t{2} << 32;  // record kinds
   key.add(0, 0, 0, REPEATS | WAIT);  // a run's key, never a group's
+  struct Kind {
+    std::uint32_t begin = 0, size = 0;  // its latest block
+  };
+  std::array<Kind, 4> kinds{};
+  std::size_t kinds_met = 0;
+  std::size_t repeating = kinds.size();  // the kind the blocks since the last record repeat
+  std::uint64_t repeats = 0;
+  auto record_repeats = [&] {
+    if (repeats > 0) key.add(repeating, kinds[repeating].size, repeats, REPEATS);
+    repeats = 0;
+  };
   const auto n = static_cast<std::uint32_t>(run.size());
-  std::uint32_t before = 0, before_size = 0;  // the block before: where it starts, its size
-  bool before_inside = false;                 // whether its waits all stay inside the run
-  std::uint64_t repeats = 0;                  // blocks alike to it since its record
   for (std::uint32_t i = 0; i < n;) {
     std::uint32_t end = i + 1;
     while (end < n && run[end].layer == run[i].layer) ++end;
-    const std::uint32_t size = end - i;
-    if (before_inside && size == before_size && alike_for_fold(run.subspan(before, size), run.subspan(i, size))) {
+    std::size_t kind = 0;
+    while (kind < std::min(kinds_met, kinds.size()) &&
+           !alike_but_layer(run.subspan(kinds[kind].begin, kinds[kind].size), run.subspan(i, end - i)))
+      ++kind;
+    if (kind < std::min(kinds_met, kinds.size())) {
+      if (kind != repeating) record_repeats();
+      repeating = kind;
       ++repeats;
+      kinds[kind].begin = i;
     } else {
-      if (repeats > 0) key.add(before_size, repeats, 0, REPEATS);
-      repeats = 0;
-      before_inside = true;
+      record_repeats();
+      repeating = kinds.size();
+      bool inside = true;  // every wait of the block stays inside the run
       for (std::uint32_t j = i; j < end; ++j) {
         add_item_record(key, run[j], duration);
         for (const Dep& d : run[j].deps) {
           if (d.target != Dep::Target::PREVIOUS) continue;
-          if (static_cast<std::uint32_t>(d.offset) > j) before_inside = false;
+          if (static_cast<std::uint32_t>(d.offset) > j) inside = false;
           else key.add(static_cast<std::uint64_t>(d.offset), static_cast<std::uint64_t>(d.on), 0, WAIT);
         }
       }
+      if (inside) kinds[kinds_met++ % kinds.size()] = {i, end - i};
     }
-    before = i;
-    before_size = size;
     i = end;
   }
-  if (repeats > 0) key.add(before_size, repeats, 0, REPEATS);
+  record_repeats();
 }
 
 }  // namespace
@@ -710,7 +679,7 @@ const Folded& Lowering::fold_run(const Role& role, const Step& step, const RankC
   const auto run = role.items(step);
   if (!step.whole_run) {
     for (const RecentPiece& r : recent_pieces_)
-      if (r.stage == c.stage && alike_for_fold(r.items, run)) {
+      if (r.stage == c.stage && alike_but_layer(r.items, run)) {
         pos->second = *r.outcome;
         return pos->second;
       }

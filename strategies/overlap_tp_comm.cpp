@@ -25,8 +25,11 @@
 // before the input-gradient GEMM, the reduce-scatter before the weight-gradient GEMM),
 // while its forward all-gather and the embedding's collectives block the stream.
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -263,6 +266,73 @@ struct Splitter {
     return {first, std::optional<Item>(second)};
   }
 
+  // Cuts items[i] (with the items after it that its overlap takes) into `out`; returns the
+  // index of the next item to cut. `whole_compute`: out.back() is a compute not yet pipelined;
+  // `reach`: the furthest item read so far.
+  std::size_t cut_next(std::vector<Item>& items, std::size_t i, bool backward, std::vector<Item>& out,
+                       bool& whole_compute, std::size_t& reach) {
+    const auto compute_at = [&](std::size_t j) {
+      reach = std::max(reach, j);
+      return j < items.size() && items[j].kind == Item::Kind::COMPUTE;
+    };
+    Item& it = items[i];
+    if (!overlapped(it, backward)) {
+      whole_compute = it.kind == Item::Kind::COMPUTE;
+      out.push_back(std::move(it));
+      return i + 1;
+    }
+    if (is_gather(it)) {
+      // Selective recompute puts the attention core's rerun before the backward that
+      // starts with the row-parallel GEMM; Megatron reruns it after that GEMM's input
+      // gradient, inside the core's own backward, so it moves behind the GEMM.
+      std::size_t at = i + 1;
+      std::optional<Item> rerun;
+      if (compute_at(at) && items[at].category == Category::RECOMPUTE && compute_at(at + 1) &&
+          gemm_at(items[at + 1], true)) {
+        rerun = std::move(items[at]);
+        ++at;
+      }
+      if (!compute_at(at) || !gemm_at(items[at], true)) {
+        whole_compute = false;
+        out.push_back(std::move(it));
+        return i + 1;
+      }
+      auto [gemm, rest] = cut(items[at], true);
+      // The same GEMM's reduce-scatter right after it: it takes the second half.
+      reach = std::max(reach, at + 1);
+      const bool then_scatter = !rest && !rerun && at + 1 < items.size() && overlapped(items[at + 1], backward) &&
+                                !is_gather(items[at + 1]);
+      if (then_scatter) {
+        bulk(out, std::move(it), gemm, std::move(items[at + 1]));
+        whole_compute = false;
+        return at + 2;
+      }
+      ring_exchange(out, std::move(it), gemm);
+      whole_compute = false;
+      if (rerun) {
+        rerun->deps = Dep::previous();
+        out.push_back(std::move(*rerun));
+      }
+      if (rest) {
+        out.push_back(std::move(*rest));
+        whole_compute = true;
+      }
+      return at + 1;
+    }
+    if (!whole_compute || !gemm_at(out.back(), false)) {
+      whole_compute = false;
+      out.push_back(std::move(it));
+      return i + 1;
+    }
+    const Item compute = std::move(out.back());
+    out.pop_back();
+    auto [before, gemm] = cut(compute, false);
+    if (gemm) out.push_back(std::move(before));
+    pipeline(out, std::move(it), gemm ? *gemm : before);
+    whole_compute = false;
+    return i + 1;
+  }
+
   void run(std::vector<Item>& items, bool backward) {
     // Each pipelined collective becomes k pieces beside k shares of its GEMM, and a cut
     // GEMM leaves its segment's rest behind: sized once, the thousands of items are not
@@ -271,65 +341,48 @@ struct Splitter {
     for (const Item& it : items) pipelined += overlapped(it, backward);
     std::vector<Item> out;
     out.reserve(items.size() + pipelined * static_cast<std::size_t>(2 * std::max(k, PIPELINE_SPLITS) + 1));
-    const auto compute_at = [&](std::size_t i) { return i < items.size() && items[i].kind == Item::Kind::COMPUTE; };
-    bool last_is_whole_compute = false;  // out.back() is a compute not yet pipelined
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      Item& it = items[i];
-      if (!overlapped(it, backward)) {
-        last_is_whole_compute = it.kind == Item::Kind::COMPUTE;
-        out.push_back(std::move(it));
+    bool whole_compute = false;  // out.back() is a compute not yet pipelined
+    // A chunk's transformer layers, alike but for the layer they name, cut alike: a layer's
+    // items alike to those of a layer cut before copy what that one became, when cutting that
+    // one read nothing outside it — no item of the next layer, and not out.back() before it
+    // (which a reduce-scatter opening a layer would pipeline). A few kinds are kept: recompute
+    // in segments makes the first layer of each segment unlike the others. (Cutting moves
+    // items, and a moved item is unchanged: the items stay comparable.)
+    static_assert(std::is_trivially_copyable_v<Item>);
+    const auto in_layer = [&](std::int32_t layer) { return layer >= 0 && layer < num_layers; };
+    struct Layer {
+      std::size_t begin = 0, size = 0;          // its items
+      std::size_t out_begin = 0, out_size = 0;  // what they became
+      bool whole_compute = false;               // after it
+    };
+    std::array<Layer, 4> kinds{};  // the latest layer of each kind met
+    std::size_t kinds_met = 0;
+    for (std::size_t i = 0; i < items.size();) {
+      std::size_t end = i + 1;
+      while (end < items.size() && items[end].layer == items[i].layer) ++end;
+      const std::int32_t layer = items[i].layer;
+      const std::span<const Item> all(items);
+      Layer* alike = nullptr;
+      for (std::size_t k = 0; in_layer(layer) && k < std::min(kinds_met, kinds.size()) && alike == nullptr; ++k)
+        if (alike_but_layer(all.subspan(kinds[k].begin, kinds[k].size), all.subspan(i, end - i))) alike = &kinds[k];
+      if (alike != nullptr) {
+        const std::size_t from = out.size();
+        for (std::size_t j = 0; j < alike->out_size; ++j) {
+          out.push_back(out[alike->out_begin + j]);
+          out.back().layer = layer;
+        }
+        alike->begin = i;
+        alike->out_begin = from;
+        whole_compute = alike->whole_compute;
+        i = end;
         continue;
       }
-      if (is_gather(it)) {
-        // Selective recompute puts the attention core's rerun before the backward that
-        // starts with the row-parallel GEMM; Megatron reruns it after that GEMM's input
-        // gradient, inside the core's own backward, so it moves behind the GEMM.
-        std::size_t at = i + 1;
-        std::optional<Item> rerun;
-        if (compute_at(at) && items[at].category == Category::RECOMPUTE && compute_at(at + 1) &&
-            gemm_at(items[at + 1], true)) {
-          rerun = std::move(items[at]);
-          ++at;
-        }
-        if (!compute_at(at) || !gemm_at(items[at], true)) {
-          last_is_whole_compute = false;
-          out.push_back(std::move(it));
-          continue;
-        }
-        auto [gemm, rest] = cut(items[at], true);
-        // The same GEMM's reduce-scatter right after it: it takes the second half.
-        const bool then_scatter = !rest && !rerun && at + 1 < items.size() && overlapped(items[at + 1], backward) &&
-                                  !is_gather(items[at + 1]);
-        if (then_scatter) {
-          bulk(out, std::move(it), gemm, std::move(items[at + 1]));
-          last_is_whole_compute = false;
-          i = at + 1;
-          continue;
-        }
-        ring_exchange(out, std::move(it), gemm);
-        last_is_whole_compute = false;
-        if (rerun) {
-          rerun->deps = Dep::previous();
-          out.push_back(std::move(*rerun));
-        }
-        if (rest) {
-          out.push_back(std::move(*rest));
-          last_is_whole_compute = true;
-        }
-        i = at;
-        continue;
-      }
-      if (!last_is_whole_compute || !gemm_at(out.back(), false)) {
-        last_is_whole_compute = false;
-        out.push_back(std::move(it));
-        continue;
-      }
-      const Item compute = std::move(out.back());
-      out.pop_back();
-      auto [before, gemm] = cut(compute, false);
-      if (gemm) out.push_back(std::move(before));
-      pipeline(out, std::move(it), gemm ? *gemm : before);
-      last_is_whole_compute = false;
+      const std::size_t begin = i, out_begin = out.size();
+      const bool reads_before = overlapped(items[i], backward) && !is_gather(items[i]);
+      std::size_t reach = i;
+      while (i < end) i = cut_next(items, i, backward, out, whole_compute, reach);
+      if (in_layer(layer) && !reads_before && reach < end && i == end)
+        kinds[kinds_met++ % kinds.size()] = {begin, end - begin, out_begin, out.size() - out_begin, whole_compute};
     }
     items = std::move(out);
   }

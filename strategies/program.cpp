@@ -5,9 +5,13 @@
 #include <atomic>
 #include <cmath>
 #include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -189,6 +193,54 @@ bool is_scheduled(const Program& program) {
   for (const auto& r : program.roles)
     if (!r.steps.empty()) return true;
   return false;
+}
+
+// Branch-free per item, its fields read as words: the fold and the passes that ask compare
+// most items of a chunk, and most lists compared are alike.
+bool alike_but_layer(std::span<const Item> a, std::span<const Item> b) {
+  if (a.size() != b.size()) return false;
+  // Words with no padding in them: kind, cost, category, stream and segment are the item's
+  // first eight bytes, mem_class, host_memory and label the four before its layer; a
+  // collective's dim, op and occupies_sms its first three and a copy's way its first (the
+  // padding after them masked off); a wait's twelve bytes have none.
+  static_assert(offsetof(Item, kind) == 0 && offsetof(Item, cost) == 1 && offsetof(Item, category) == 2 &&
+                offsetof(Item, stream) == 3 && offsetof(Item, segment) == 4 && sizeof(Item::segment) == 4 &&
+                offsetof(Item, mem_class) == 8 && offsetof(Item, host_memory) == 9 && offsetof(Item, label) == 10 &&
+                sizeof(Label) == 2 && offsetof(Item, layer) == 12);
+  static_assert(offsetof(CollectiveNeed, dim) == 0 && offsetof(CollectiveNeed, op) == 1 &&
+                offsetof(CollectiveNeed, occupies_sms) == 2 && offsetof(CopyNeed, way) == 0);
+  static_assert(std::has_unique_object_representations_v<Dep> && sizeof(Dep) == 12);
+  const auto word = [](const void* p) {
+    std::uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+  };
+  const auto half = [](const void* p) {
+    std::uint32_t w;
+    std::memcpy(&w, p, sizeof w);
+    return std::uint64_t{w};
+  };
+  const auto bits = [&](const double& v) { return word(&v); };
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    const Item& x = a[j];
+    const Item& y = b[j];
+    std::uint64_t differ =
+        (word(&x) ^ word(&y)) | (half(&x.mem_class) ^ half(&y.mem_class)) |
+        static_cast<std::uint64_t>(x.alloc_bytes ^ y.alloc_bytes) |
+        static_cast<std::uint64_t>(x.free_bytes ^ y.free_bytes) | (bits(x.fraction) ^ bits(y.fraction)) |
+        (bits(x.collective.bytes) ^ bits(y.collective.bytes)) |
+        (bits(x.collective.latency_scale) ^ bits(y.collective.latency_scale)) |
+        ((half(&x.collective) ^ half(&y.collective)) & 0xFFFFFFu) |
+        static_cast<std::uint64_t>(x.copy.way != y.copy.way) | (bits(x.copy.bytes) ^ bits(y.copy.bytes)) |
+        (x.deps.size() ^ y.deps.size());
+    if (differ != 0) return false;
+    const auto* u = reinterpret_cast<const unsigned char*>(x.deps.begin());
+    const auto* v = reinterpret_cast<const unsigned char*>(y.deps.begin());
+    for (std::size_t k = 0; k < x.deps.size(); ++k, u += sizeof(Dep), v += sizeof(Dep))
+      differ |= (word(u) ^ word(v)) | (half(u + 8) ^ half(v + 8));
+    if (differ != 0) return false;
+  }
+  return true;
 }
 
 namespace {

@@ -426,4 +426,8 @@ std::int64_t activation_bytes(const Segment& segment, bool selective_only = fals
 // run before it.
 bool is_scheduled(const Program& program);
 
+// Whether two lists of items are the same item for item but for the layers they name: what a
+// chunk's identical layers make, which a pass or a fold may treat once for all of them.
+bool alike_but_layer(std::span<const Item> a, std::span<const Item> b);
+
 }  // namespace trainsim::strategies

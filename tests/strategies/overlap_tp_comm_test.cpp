@@ -265,5 +265,52 @@ TEST(OverlapTpComm, IdenticalLayersShareTheCutSegments) {
   EXPECT_LT(used.size(), 32u);
 }
 
+// The pass cuts the first layer of each kind in a chunk item by item and copies what it
+// became for the layers alike to it (Splitter::run); recompute in segments of two makes two
+// kinds, a segment's first layer keeping its input. A stage holding one segment has the two
+// unlike, so it cuts both: every layer of a one-stage program must have the items of the
+// stage that holds only its segment.
+TEST(OverlapTpComm, EachLayerHasTheItemsOfTheStageHoldingOnlyItsSegment) {
+  for (const Recompute r : {Recompute::NONE, Recompute::SELECTIVE, Recompute::EVERY_K}) {
+    SCOPED_TRACE(static_cast<int>(r));
+    TrainingSpec one = overlapped_spec(r);
+    one.recompute_k = r == Recompute::EVERY_K ? 2 : 0;
+    TrainingSpec split = one;
+    split.layout.pipeline = one.model.layers / 2;
+    const Program whole = build_program(one), staged = build_program(split);
+    ASSERT_EQ(staged.roles.size(), static_cast<std::size_t>(split.layout.pipeline));
+    const Role& all = whole.roles.at(0);
+    std::size_t compared = 0;
+    for (std::size_t s = 1; s + 1 < staged.roles.size(); ++s) {
+      const Role& own = staged.roles[s];
+      for (const Direction dir : {Direction::FORWARD, Direction::BACKWARD}) {
+        const auto& mine = dir == Direction::FORWARD ? own.chunks.at(0).forward : own.chunks.at(0).backward;
+        const auto& theirs = dir == Direction::FORWARD ? all.chunks.at(0).forward : all.chunks.at(0).backward;
+        for (const std::int32_t layer : own.chunks.at(0).layers) {
+          std::vector<Item> a, b;
+          for (const Item& it : mine)
+            if (it.layer == layer) a.push_back(it);
+          for (const Item& it : theirs)
+            if (it.layer == layer) b.push_back(it);
+          const std::string what =
+              "layer " + std::to_string(layer) + (dir == Direction::FORWARD ? " forward" : " backward");
+          ASSERT_EQ(a.size(), b.size()) << what;
+          for (std::size_t i = 0; i < a.size(); ++i) {
+            // Segment and stream numbers differ between the programs; what they stand for must not.
+            EXPECT_EQ(own.segments[a[i].segment].name, all.segments[b[i].segment].name) << what << " item " << i;
+            EXPECT_EQ(staged.streams.at(a[i].stream), whole.streams.at(b[i].stream)) << what << " item " << i;
+            a[i].segment = b[i].segment;
+            a[i].stream = b[i].stream;
+            EXPECT_TRUE(alike_but_layer(std::span(a).subspan(i, 1), std::span(b).subspan(i, 1)))
+                << what << " item " << i;
+            ++compared;
+          }
+        }
+      }
+    }
+    EXPECT_GT(compared, 1000u);  // the pass multiplied the layers' items
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::strategies

@@ -3,7 +3,12 @@
 // are there for speed and must not change what any layer, item or plan is.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sim/simulate.hpp"
@@ -355,6 +360,113 @@ TEST(LayerBlocks, EachLayerHasTheItemsOfAStageHoldingOnlyIt) {
       }
     }
   }
+}
+
+// A fold's memo key records a layer alike to an earlier kind of layer as a repetition of it
+// (lower.cpp, add_run_records): a run that differs from one folded before in one layer only
+// must fold anew, not come out as the run it resembles. A thread's memo outlives a lowering,
+// so the second lowering below would find the first's fold under a key too coarse.
+TEST(FoldMemo, ARunUnlikeOneFoldedBeforeInOneLayerFoldsAnew) {
+  const auto cluster = testing::a100_cluster(2);
+  const auto cost = testing::a100_cost();
+  for (const Recompute r : {Recompute::NONE, Recompute::EVERY_K}) {
+    SCOPED_TRACE(static_cast<int>(r));
+    auto spec = testing::gpt_spec(2, 1, 1, 4);
+    spec.recompute = r;
+    spec.recompute_k = r == Recompute::EVERY_K ? 3 : 0;
+    Program program = build_program(spec);
+    auto makespan = [&] { return sim::simulate(lower(program, cluster, cost, Fidelity::FAST).plan, {}).makespan; };
+    const sim::Time before = makespan();
+    // One compute item of one middle layer (neither a segment's first nor its last under
+    // every-k) at half its cost, in each template.
+    for (auto* items : {&program.roles.at(0).chunks.at(0).forward, &program.roles.at(0).chunks.at(0).backward}) {
+      const auto it = std::find_if(items->begin(), items->end(), [](const Item& x) {
+        return x.layer == 10 && x.kind == Item::Kind::COMPUTE && x.category == Category::COMPUTE;
+      });
+      ASSERT_NE(it, items->end());
+      it->fraction = 0.5;
+    }
+    const sim::Time after = makespan();
+    EXPECT_LT(after, before);
+    // And lowered on a fresh thread (an empty memo), the same.
+    sim::Time fresh;
+    std::thread([&] { fresh = makespan(); }).join();
+    EXPECT_EQ(after, fresh);
+  }
+}
+
+// alike_but_layer decides which layers a pass cuts once and a fold digests once: it must tell
+// apart items that differ in any field but the layer, and the bytes between fields (which a
+// copy keeps and a fresh item may not) must not matter.
+TEST(LayerBlocks, AlikeButLayerTellsApartEveryFieldButTheLayer) {
+  Item base;
+  base.kind = Item::Kind::COLLECTIVE;
+  base.collective = {Dim::TENSOR, hardware::Collective::ALL_GATHER, 1e6};
+  base.deps = {Dep::previous(), Dep::item(Label("bwd"), Direction::BACKWARD, 1)};
+  const std::vector<std::pair<std::string, std::function<void(Item&)>>> changes = {
+      {"kind", [](Item& x) { x.kind = Item::Kind::COPY; }},
+      {"cost", [](Item& x) { x.cost = Cost::BACKWARD; }},
+      {"category", [](Item& x) { x.category = Category::DP_COMM; }},
+      {"stream", [](Item& x) { x.stream = 3; }},
+      {"segment", [](Item& x) { x.segment = 7; }},
+      {"mem_class", [](Item& x) { x.mem_class = MemClass::WEIGHTS; }},
+      {"host_memory", [](Item& x) { x.host_memory = true; }},
+      {"label", [](Item& x) { x.label = Label("other"); }},
+      {"fraction", [](Item& x) { x.fraction = 0.5; }},
+      {"collective dim", [](Item& x) { x.collective.dim = Dim::DATA; }},
+      {"collective op", [](Item& x) { x.collective.op = hardware::Collective::REDUCE_SCATTER; }},
+      {"occupies_sms", [](Item& x) { x.collective.occupies_sms = false; }},
+      {"collective bytes", [](Item& x) { x.collective.bytes = 2e6; }},
+      {"latency_scale", [](Item& x) { x.collective.latency_scale = 0.25; }},
+      {"copy way", [](Item& x) { x.copy.way = CopyNeed::Way::HOST_TO_DEVICE; }},
+      {"copy bytes", [](Item& x) { x.copy.bytes = 5; }},
+      {"alloc_bytes", [](Item& x) { x.alloc_bytes = 64; }},
+      {"free_bytes", [](Item& x) { x.free_bytes = 64; }},
+      {"wait count", [](Item& x) { x.deps = {Dep::previous()}; }},
+      {"wait offset", [](Item& x) { x.deps = {Dep::previous(2), Dep::item(Label("bwd"), Direction::BACKWARD, 1)}; }},
+      {"wait on",
+       [](Item& x) { x.deps = {Dep::previous(1, Dep::On::START), Dep::item(Label("bwd"), Direction::BACKWARD, 1)}; }},
+      {"wait label", [](Item& x) { x.deps = {Dep::previous(), Dep::item(Label("fwd"), Direction::BACKWARD, 1)}; }},
+      {"wait layer", [](Item& x) { x.deps = {Dep::previous(), Dep::item(Label("bwd"), Direction::BACKWARD, 2)}; }},
+  };
+  const std::vector<Item> list = {Item{}, base};
+  for (const auto& [field, change] : changes) {
+    std::vector<Item> other = list;
+    change(other[1]);
+    EXPECT_FALSE(alike_but_layer(list, other)) << field;
+  }
+  // Another layer, and other bytes between the fields: alike. (Written into storage filled
+  // with other bytes first, field by field, as a fresh item may be.)
+  alignas(Item) unsigned char storage[2 * sizeof(Item)];
+  std::memset(storage, 0xA5, sizeof storage);
+  auto* fresh = reinterpret_cast<Item*>(storage);
+  for (std::size_t i = 0; i < 2; ++i) {
+    Item& x = fresh[i];
+    const Item& y = list[i];
+    x.kind = y.kind;
+    x.cost = y.cost;
+    x.category = y.category;
+    x.stream = y.stream;
+    x.segment = y.segment;
+    x.mem_class = y.mem_class;
+    x.host_memory = y.host_memory;
+    x.label = y.label;
+    x.layer = y.layer + 5;
+    x.fraction = y.fraction;
+    x.collective.dim = y.collective.dim;
+    x.collective.op = y.collective.op;
+    x.collective.occupies_sms = y.collective.occupies_sms;
+    x.collective.bytes = y.collective.bytes;
+    x.collective.latency_scale = y.collective.latency_scale;
+    x.copy.way = y.copy.way;
+    x.copy.bytes = y.copy.bytes;
+    x.alloc_bytes = y.alloc_bytes;
+    x.free_bytes = y.free_bytes;
+    x.deps.clear();
+    for (const Dep& d : y.deps) x.deps.push_back(d);
+  }
+  EXPECT_TRUE(alike_but_layer(list, std::span<const Item>(fresh, 2)));
+  EXPECT_FALSE(alike_but_layer(list, std::span<const Item>(fresh, 1)));  // lengths differ
 }
 
 // The middle stages restored from stage 1 share its segments (Segments) until one of them
