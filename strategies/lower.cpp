@@ -612,42 +612,34 @@ void add_run_records(FoldKey& key, std::span<const Item> run, Duration& duration
   constexpr std::uint64_t WAIT = std::uint64_t{1} << 32, REPEATS = std::uint64_t{2} << 32;  // record kinds
   key.add(0, 0, 0, REPEATS | WAIT);  // a run's key, never a group's
   struct Kind {
-    std::uint32_t begin = 0, size = 0;  // its latest block
+    std::size_t begin = 0, size = 0;
   };
-  std::array<Kind, 4> kinds{};
-  std::size_t kinds_met = 0;
-  std::size_t repeating = kinds.size();  // the kind the blocks since the last record repeat
+  LayerKinds<Kind> kinds;
+  const Kind* repeating = nullptr;  // the kind the blocks since the last record repeat
   std::uint64_t repeats = 0;
   auto record_repeats = [&] {
-    if (repeats > 0) key.add(repeating, kinds[repeating].size, repeats, REPEATS);
+    if (repeats > 0) key.add(kinds.slot(repeating), repeating->size, repeats, REPEATS);
     repeats = 0;
   };
-  const auto n = static_cast<std::uint32_t>(run.size());
-  for (std::uint32_t i = 0; i < n;) {
-    std::uint32_t end = i + 1;
-    while (end < n && run[end].layer == run[i].layer) ++end;
-    std::size_t kind = 0;
-    while (kind < std::min(kinds_met, kinds.size()) &&
-           !alike_but_layer(run.subspan(kinds[kind].begin, kinds[kind].size), run.subspan(i, end - i)))
-      ++kind;
-    if (kind < std::min(kinds_met, kinds.size())) {
+  for (std::size_t i = 0; i < run.size();) {
+    const std::size_t end = layer_block_end(run, i);
+    if (const Kind* kind = kinds.find(run, i, end - i); kind != nullptr) {
       if (kind != repeating) record_repeats();
       repeating = kind;
       ++repeats;
-      kinds[kind].begin = i;
     } else {
       record_repeats();
-      repeating = kinds.size();
+      repeating = nullptr;
       bool inside = true;  // every wait of the block stays inside the run
-      for (std::uint32_t j = i; j < end; ++j) {
+      for (std::size_t j = i; j < end; ++j) {
         add_item_record(key, run[j], duration);
         for (const Dep& d : run[j].deps) {
           if (d.target != Dep::Target::PREVIOUS) continue;
-          if (static_cast<std::uint32_t>(d.offset) > j) inside = false;
+          if (static_cast<std::size_t>(d.offset) > j) inside = false;
           else key.add(static_cast<std::uint64_t>(d.offset), static_cast<std::uint64_t>(d.on), 0, WAIT);
         }
       }
-      if (inside) kinds[kinds_met++ % kinds.size()] = {i, end - i};
+      if (inside) kinds.keep({i, end - i});
     }
     i = end;
   }

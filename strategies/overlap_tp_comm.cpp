@@ -25,9 +25,7 @@
 // before the input-gradient GEMM, the reduce-scatter before the weight-gradient GEMM),
 // while its forward all-gather and the embedding's collectives block the stream.
 #include <algorithm>
-#include <array>
 #include <optional>
-#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -345,9 +343,8 @@ struct Splitter {
     // A chunk's transformer layers, alike but for the layer they name, cut alike: a layer's
     // items alike to those of a layer cut before copy what that one became, when cutting that
     // one read nothing outside it — no item of the next layer, and not out.back() before it
-    // (which a reduce-scatter opening a layer would pipeline). A few kinds are kept: recompute
-    // in segments makes the first layer of each segment unlike the others. (Cutting moves
-    // items, and a moved item is unchanged: the items stay comparable.)
+    // (which a reduce-scatter opening a layer would pipeline). (Cutting moves items, and a
+    // moved item is unchanged: the items stay comparable.)
     static_assert(std::is_trivially_copyable_v<Item>);
     const auto in_layer = [&](std::int32_t layer) { return layer >= 0 && layer < num_layers; };
     struct Layer {
@@ -355,23 +352,16 @@ struct Splitter {
       std::size_t out_begin = 0, out_size = 0;  // what they became
       bool whole_compute = false;               // after it
     };
-    std::array<Layer, 4> kinds{};  // the latest layer of each kind met
-    std::size_t kinds_met = 0;
+    LayerKinds<Layer> kinds;
     for (std::size_t i = 0; i < items.size();) {
-      std::size_t end = i + 1;
-      while (end < items.size() && items[end].layer == items[i].layer) ++end;
+      const std::size_t end = layer_block_end(items, i);
       const std::int32_t layer = items[i].layer;
-      const std::span<const Item> all(items);
-      Layer* alike = nullptr;
-      for (std::size_t k = 0; in_layer(layer) && k < std::min(kinds_met, kinds.size()) && alike == nullptr; ++k)
-        if (alike_but_layer(all.subspan(kinds[k].begin, kinds[k].size), all.subspan(i, end - i))) alike = &kinds[k];
-      if (alike != nullptr) {
+      if (Layer* alike = in_layer(layer) ? kinds.find(items, i, end - i) : nullptr; alike != nullptr) {
         const std::size_t from = out.size();
         for (std::size_t j = 0; j < alike->out_size; ++j) {
           out.push_back(out[alike->out_begin + j]);
           out.back().layer = layer;
         }
-        alike->begin = i;
         alike->out_begin = from;
         whole_compute = alike->whole_compute;
         i = end;
@@ -382,7 +372,7 @@ struct Splitter {
       std::size_t reach = i;
       while (i < end) i = cut_next(items, i, backward, out, whole_compute, reach);
       if (in_layer(layer) && !reads_before && reach < end && i == end)
-        kinds[kinds_met++ % kinds.size()] = {begin, end - begin, out_begin, out.size() - out_begin, whole_compute};
+        kinds.keep({begin, end - begin, out_begin, out.size() - out_begin, whole_compute});
     }
     items = std::move(out);
   }

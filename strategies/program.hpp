@@ -430,4 +430,40 @@ bool is_scheduled(const Program& program);
 // chunk's identical layers make, which a pass or a fold may treat once for all of them.
 bool alike_but_layer(std::span<const Item> a, std::span<const Item> b);
 
+// The end of the block of items that name the layer items[begin] names: a chunk's templates
+// run layer by layer.
+inline std::size_t layer_block_end(std::span<const Item> items, std::size_t begin) {
+  std::size_t end = begin + 1;
+  while (end < items.size() && items[end].layer == items[begin].layer) ++end;
+  return end;
+}
+
+// The kinds of layer block met last in a list of items, for a pass or a fold that treats
+// each kind once: a block alike to a kind (alike_but_layer) is treated as that kind's was.
+// A few are kept, the oldest replaced: recompute in segments makes a segment's first layer a
+// kind of its own. `Kind` holds its latest block's `begin` and `size`, and what the caller
+// keeps of it.
+template <class Kind, std::size_t N = 4>
+class LayerKinds {
+ public:
+  // The kind the block [begin, begin + size) of `items` is alike to, which now stands at that
+  // block; null when none is.
+  Kind* find(std::span<const Item> items, std::size_t begin, std::size_t size) {
+    for (std::size_t k = 0; k < met_ && k < N; ++k)
+      if (alike_but_layer(items.subspan(kinds_[k].begin, kinds_[k].size), items.subspan(begin, size))) {
+        kinds_[k].begin = begin;
+        return &kinds_[k];
+      }
+    return nullptr;
+  }
+  void keep(const Kind& kind) { kinds_[met_++ % N] = kind; }
+  // A kind's place among those kept (how a record names it).
+  std::size_t slot(const Kind* kind) const { return static_cast<std::size_t>(kind - kinds_.data()); }
+  const Kind& at(std::size_t slot) const { return kinds_[slot]; }
+
+ private:
+  std::array<Kind, N> kinds_{};
+  std::size_t met_ = 0;
+};
+
 }  // namespace trainsim::strategies
